@@ -1,0 +1,337 @@
+"""The typed abstract syntax of the ETALIS Language for Events.
+
+Every node is a frozen, slotted dataclass. ``span`` records where the node came from and is
+ignored by ``==`` so that a parsed AST equals one built by hand or by the Python rule API.
+
+Three families of nodes:
+
+* terms (Prolog-style data): :class:`Var`, :class:`Atom`, :class:`String`, :class:`Number`,
+  :class:`Iri`, :class:`PName`, :class:`Compound`, :class:`ListTerm`. Arithmetic such as
+  ``P1 + P2`` is a :class:`Compound` with functor ``"+"``; a goal conjunction ``A, B`` is a
+  :class:`Compound` with functor ``","``.
+* event patterns: :class:`EventAtom`, :class:`TimePoint`, :class:`Binary`, :class:`Not`,
+  :class:`Where`, :class:`Window`, :class:`Multiply`, :class:`Aggregate`.
+* statements: :class:`EventRule`, :class:`StaticRule` (facts have an empty body),
+  :class:`Directive`, collected in a :class:`Program`.
+
+``dump(node)`` gives the deterministic text form used by golden tests and ``--emit ast``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from fractions import Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A place in a source text (1-based line and column)."""
+
+    file: str | None
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file or '<rules>'}:{self.line}:{self.column}"
+
+
+def _span() -> Span | None:
+    return field(default=None, compare=False, repr=False)  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------------------- terms
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A logic variable; ``_`` (and names starting with ``_``) are anonymous."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """A Prolog atom: ``go``, ``'GO'``, ``none``, ``[]``."""
+
+    name: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class String:
+    """A double-quoted string literal."""
+
+    value: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """An integer, float or exact rational number."""
+
+    value: int | float | Fraction
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Iri:
+    """A full IRI written ``<http://...>``."""
+
+    value: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class PName:
+    """A prefixed name ``wt:Diablo``; resolved to an IRI with the program's prefixes."""
+
+    prefix: str
+    local: str
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Compound:
+    """A compound term ``f(t1, ..., tn)``; operators (``+``, ``<``, ``,``, ``\\+``) included.
+
+    A prefixed predicate ``wt:speed(S, V)`` has functor ``"wt:speed"``.
+    """
+
+    functor: str
+    args: tuple[Term, ...]
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class ListTerm:
+    """A Prolog list ``[a, b | T]`` (``tail`` is None for a proper list)."""
+
+    items: tuple[Term, ...]
+    tail: Term | None = None
+    span: Span | None = _span()
+
+
+Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
+
+
+# -------------------------------------------------------------------------- patterns
+
+#: The binary pattern operators, lower case. ``cnot`` and ``fnot`` are ETALIS's negations.
+BINARY_OPERATORS = (
+    "seq",
+    "and",
+    "par",
+    "or",
+    "equals",
+    "meets",
+    "during",
+    "starts",
+    "finishes",
+    "cnot",
+    "fnot",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EventAtom:
+    """An event (atomic or derived) ``name(t1, ..., tn)`` in a pattern or a rule head."""
+
+    name: str
+    args: tuple[Term, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TimePoint:
+    """A time point ``q`` used as a virtual event at time q (e.g. ``p DURING (0 SEQ 6)``)."""
+
+    value: int | float | Fraction
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    """``left OP right`` for OP in :data:`BINARY_OPERATORS`."""
+
+    op: str
+    left: Pattern
+    right: Pattern
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """``NOT(negated).[left, right]``: left SEQ right with no ``negated`` strictly between."""
+
+    negated: Pattern
+    left: Pattern
+    right: Pattern
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """``pattern WHERE condition``; the condition is a goal term (conjunction with ``,``)."""
+
+    pattern: Pattern
+    condition: Term
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """``(pattern).size``: occurrences lasting at most ``size`` time units.
+
+    ``unit`` keeps the written unit (``"h"``, ``"min"``, ``"s"``, ``"d"``) for printing;
+    ``size`` is already converted to seconds when a unit was written.
+    """
+
+    pattern: Pattern
+    size: int | float | Fraction
+    unit: str | None = None
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Multiply:
+    """ETALIS's ``pattern 'event_multiply' goal``: one occurrence per solution of the goal."""
+
+    pattern: Pattern
+    goal: Term
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """ETALIS's ``aggregate(function, pattern, Result)``.
+
+    ``function`` is e.g. ``Atom("count")`` or ``Compound("sum", (Var("X"),))``; ``window``
+    holds the optional sliding window (``("count", N)`` or ``("time", seconds)``).
+    """
+
+    function: Term
+    pattern: Pattern
+    result: Var
+    window: tuple[str, int | float | Fraction] | None = None
+    span: Span | None = _span()
+
+
+Pattern = EventAtom | TimePoint | Binary | Not | Where | Window | Multiply | Aggregate
+
+
+# ------------------------------------------------------------------------ statements
+
+
+@dataclass(frozen=True, slots=True)
+class EventRule:
+    """``[label 'rule:'] head <- body.`` with optional rule properties.
+
+    ``properties`` holds ``(name, value)`` pairs such as ``("event_rule_window", Number(3))``
+    or ``("consumption_policy", Atom("recent"))``, from the label's list or from
+    ``event_rule_property/3`` directives.
+    """
+
+    head: EventAtom
+    body: Pattern
+    label: str | None = None
+    properties: tuple[tuple[str, Term], ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class StaticRule:
+    """A Horn clause ``head :- g1, ..., gn.``; a fact has ``body == ()``."""
+
+    head: Term
+    body: tuple[Term, ...] = ()
+    span: Span | None = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """``:- goal.`` or an ETALIS directive fact such as ``print_trigger(a/1).``"""
+
+    goal: Term
+    span: Span | None = _span()
+
+
+Statement = EventRule | StaticRule | Directive
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A parsed rule file (or several, concatenated)."""
+
+    statements: tuple[Statement, ...] = ()
+    source: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def event_rules(self) -> tuple[EventRule, ...]:
+        return tuple(s for s in self.statements if isinstance(s, EventRule))
+
+    @property
+    def static_rules(self) -> tuple[StaticRule, ...]:
+        return tuple(s for s in self.statements if isinstance(s, StaticRule))
+
+    @property
+    def directives(self) -> tuple[Directive, ...]:
+        return tuple(s for s in self.statements if isinstance(s, Directive))
+
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """Prefixes declared with ``:- prefix(p, 'http://...').``"""
+        out: dict[str, str] = {}
+        for d in self.directives:
+            g = d.goal
+            if (
+                isinstance(g, Compound)
+                and g.functor == "prefix"
+                and len(g.args) == 2
+                and isinstance(g.args[0], Atom)
+                and isinstance(g.args[1], Atom | String | Iri)
+            ):
+                iri = g.args[1]
+                out[g.args[0].name] = iri.name if isinstance(iri, Atom) else iri.value
+        return out
+
+    def __add__(self, other: Program) -> Program:
+        return Program(self.statements + other.statements)
+
+
+Node = Term | Pattern | Statement | Program
+
+
+def dump(node: object) -> str:
+    """A deterministic text form of any AST node (spans omitted); a program gives one
+    statement per line.
+
+    >>> dump(EventAtom("a", (Var("X"),)))
+    'EventAtom(name=a, args=[Var(name=X)])'
+    """
+    if isinstance(node, Program):
+        return "".join(_dump(s) + "\n" for s in node.statements)
+    return _dump(node)
+
+
+def _dump(node: object) -> str:
+    match node:
+        case tuple() | list():
+            return "[" + ", ".join(_dump(x) for x in node) + "]"
+        case str():
+            return node
+        case Fraction():
+            return f"{node.numerator}/{node.denominator}"
+        case None | bool() | int() | float():
+            return repr(node)
+        case _ if hasattr(node, "__dataclass_fields__"):
+            parts = [
+                f"{f.name}={_dump(getattr(node, f.name))}"
+                for f in fields(node)  # type: ignore[arg-type]
+                if f.compare and f.name != "source"
+            ]
+            return f"{type(node).__name__}({', '.join(parts)})"
+        case _:
+            return repr(node)

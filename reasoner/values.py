@@ -1,0 +1,36 @@
+"""Run-time values: what event arguments, variable bindings and facts hold.
+
+* numbers are Python ``int``, ``float`` or ``Fraction`` (``1 == 1.0``, as in arithmetic);
+* atoms and strings are Python ``str`` (``'GO'``, ``"GO"`` and the JSON ``"GO"`` are equal);
+* IRIs are :class:`IRI`, never equal to a plain string;
+* compound values are :class:`Struct`; lists are Python tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class IRI:
+    """An RDF IRI value (``{"iri": "http://..."}`` in JSON, ``<http://...>`` in rules)."""
+
+    value: str
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Struct:
+    """A compound value ``functor(args...)``."""
+
+    functor: str
+    args: tuple[Value, ...]
+
+
+Value = int | float | Fraction | str | IRI | Struct | tuple  # tuple: a Prolog list
+
+#: Time stamps: non-negative numbers (ISO-8601 input is converted to epoch seconds).
+Time = int | float | Fraction
