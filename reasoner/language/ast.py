@@ -10,7 +10,7 @@ Three families of nodes:
   ``P1 + P2`` is a :class:`Compound` with functor ``"+"``; a goal conjunction ``A, B`` is a
   :class:`Compound` with functor ``","``.
 * event patterns: :class:`EventAtom`, :class:`TimePoint`, :class:`Binary`, :class:`Not`,
-  :class:`Where`, :class:`Window`, :class:`Multiply`, :class:`Aggregate`.
+  :class:`Where`, :class:`Window`, :class:`Multiply`, :class:`Aggregate`, :class:`Star`.
 * statements: :class:`EventRule`, :class:`StaticRule` (facts have an empty body),
   :class:`Directive`, collected in a :class:`Program`.
 
@@ -219,7 +219,19 @@ class Aggregate:
     span: Span | None = _span()
 
 
-Pattern = EventAtom | TimePoint | Binary | Not | Where | Window | Multiply | Aggregate
+@dataclass(frozen=True, slots=True)
+class Star:
+    """ETALIS's postfix ``pattern STAR_TIMES``: zero or more repetitions of ``pattern``.
+
+    Only meaningful as the right operand of ``SEQ`` (``a SEQ b STAR_TIMES``); see
+    ``docs/language.md`` for its interval semantics.
+    """
+
+    pattern: Pattern
+    span: Span | None = _span()
+
+
+Pattern = EventAtom | TimePoint | Binary | Not | Where | Window | Multiply | Aggregate | Star
 
 
 # ------------------------------------------------------------------------ statements

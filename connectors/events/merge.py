@@ -1,0 +1,34 @@
+"""Merging several time-ordered event streams into one."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from operator import attrgetter
+
+from reasoner.runtime.events import Event
+
+_END = attrgetter("end")
+
+
+def merge_streams(*streams: Iterable[Event]) -> Iterator[Event]:
+    """Merge streams that are each ordered by end time into one stream ordered by end time.
+
+    The merge is lazy and stable: events with equal end times keep their order within a
+    stream, and across streams come in the order the streams were given.
+
+    Args:
+        streams: iterables of events, each ordered by ``end``.
+
+    Returns:
+        An iterator over all events, ordered by ``end``.
+
+    Example:
+        >>> a = [Event("a", (), 1, 1), Event("a", (), 5, 5)]
+        >>> b = [Event("b", (), 3, 3)]
+        >>> [e.end for e in merge_streams(a, b)]
+        [1, 3, 5]
+    """
+    if len(streams) == 1:
+        return iter(streams[0])
+    return heapq.merge(*streams, key=_END)

@@ -1,0 +1,231 @@
+"""Reading MesoWest / Synoptic CSV time-series exports as ``sensor_reading`` events.
+
+An export holds one station::
+
+    # STATION: KSLC
+    # STATION NAME: Salt Lake City International Airport
+    # LATITUDE: 40.78839
+    # LONGITUDE: -111.97777
+    # ELEVATION [ft]: 4227
+    # STATE: UT
+    Station_ID,Date_Time,air_temp_set_1,relative_humidity_set_1,wind_speed_set_1,...
+    ,,Celsius,%,m/s,...
+    KSLC,2021-01-10T00:00:00Z,-2.2,71,2.6,...
+
+Each data row becomes ``sensor_reading(Station, Temp, Humidity, Wind, Gust, Visibility,
+Condition, Precip)`` at the row's time, in °F, %, mph, mph, statute miles, the condition as
+given (an integer code or text) and inches of precipitation in the last hour. Empty cells
+(and ``M``, ``NA``, ``NaN``) and absent columns give the atom ``none``. Columns are found by
+name (``air_temp_set_1``, ``weather_cond_code_set_1``, ``weather_condition_set_1d`` ...);
+others are ignored. A malformed row is reported as a :class:`Rejected` and skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from connectors.events.merge import merge_streams
+from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
+from connectors.events.times import iso_to_epoch
+from connectors.mesowest.station import Station
+from connectors.mesowest.units import Converter, converter, known_units
+from reasoner.runtime.events import Event
+from reasoner.values import Value
+
+SENSOR_READING = "sensor_reading"
+NONE = "none"
+_MISSING = frozenset(("", "m", "na", "nan", "none", "null"))
+
+# Argument position in sensor_reading (after Station) and quantity, by column base name.
+_FIELDS: dict[str, tuple[int, str | None]] = {
+    "air_temp": (0, "temperature"),
+    "relative_humidity": (1, "humidity"),
+    "wind_speed": (2, "speed"),
+    "wind_gust": (3, "speed"),
+    "visibility": (4, "distance"),
+    "weather_cond_code": (5, None),
+    "weather_condition": (5, None),
+    "weather_summary": (5, None),
+    "precip_accum_one_hour": (6, "precipitation"),
+}
+_COLUMN = re.compile(r"(?P<base>[a-z_]+?)_set_\d+d?")
+_HEADER = re.compile(r"#\s*(?P<key>[A-Za-z ]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*:\s*(?P<value>.*)")
+_FEET_PER = {"ft": 1.0, "feet": 1.0, "m": 1 / 0.3048, "meters": 1 / 0.3048}
+
+
+class MesoWestFile:
+    """One MesoWest CSV export: its station (read at once) and its readings (read lazily).
+
+    Args:
+        path: the CSV file.
+        on_reject: called with each malformed row (file, line, reason); default: log it.
+
+    Raises:
+        InputFormatError: the file cannot be read, or its header is broken (no station id
+            or position, no ``Station_ID``/``Date_Time`` column, no units row, an unknown
+            unit).
+
+    Example:
+        >>> f = MesoWestFile("data/mesowest/sample/KSLC.csv")
+        >>> f.station.id, next(iter(f)).name
+        ('KSLC', 'sensor_reading')
+    """
+
+    def __init__(self, path: str | Path, on_reject: RejectHandler | None = None) -> None:
+        self.path = Path(path)
+        self.on_reject = on_reject or log_rejected
+        try:
+            with open(self.path, encoding="utf-8", newline="") as stream:
+                self._parse_header(stream)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputFormatError(f"{path}: cannot read MesoWest file: {exc}") from exc
+
+    def _fail(self, line: int, reason: str) -> InputFormatError:
+        return InputFormatError(f"{self.path}:{line}: {reason}")
+
+    def _parse_header(self, stream: Iterator[str]) -> None:
+        meta: dict[str, tuple[str, str | None]] = {}
+        columns: list[str] | None = None
+        number = 0
+        for number, line in enumerate(stream, 1):
+            if line.startswith("#"):
+                match = _HEADER.fullmatch(line.strip())
+                if match:  # other comment lines (credits, notes) carry no metadata
+                    meta[match["key"].upper()] = (match["value"].strip(), match["unit"])
+            elif not line.strip():
+                continue
+            elif columns is None:
+                columns = next(csv.reader([line]))
+                self._columns_line = number
+            else:
+                self._parse_columns(columns, next(csv.reader([line])), number)
+                self._data_from = number + 1
+                break
+        else:
+            missing = "column header row" if columns is None else "units row"
+            raise self._fail(number, f"no {missing} (is this a MesoWest CSV export?)")
+        self.station = self._station(meta)
+
+    def _station(self, meta: dict[str, tuple[str, str | None]]) -> Station:
+        for key in ("STATION", "LATITUDE", "LONGITUDE"):
+            if not meta.get(key, ("", None))[0]:
+                raise self._fail(1, f"header lacks the '# {key}: ...' line")
+        try:
+            lat, lon = float(meta["LATITUDE"][0]), float(meta["LONGITUDE"][0])
+            elevation: float | None = None
+            if meta.get("ELEVATION", ("", None))[0]:
+                value, unit = meta["ELEVATION"]
+                elevation = round(float(value) * _FEET_PER[(unit or "ft").strip().lower()], 1)
+        except (ValueError, KeyError) as exc:
+            raise self._fail(1, f"bad station position or elevation in header: {exc}") from exc
+        ident = meta["STATION"][0]
+        return Station(
+            id=ident,
+            name=meta.get("STATION NAME", (ident, None))[0],
+            lat=lat,
+            lon=lon,
+            elevation=elevation,
+            state=meta.get("STATE", ("", None))[0],
+        )
+
+    def _parse_columns(self, columns: list[str], units: list[str], units_line: int) -> None:
+        names = [c.strip() for c in columns]
+        for required in ("Station_ID", "Date_Time"):
+            if required not in names:
+                raise self._fail(self._columns_line, f"no '{required}' column")
+        self._width = len(names)
+        self._id_at, self._time_at = names.index("Station_ID"), names.index("Date_Time")
+        self.units: dict[str, str] = {}
+        # (cell index, argument position, converter or None for the condition)
+        self._cells: list[tuple[int, int, Converter | None, str]] = []
+        taken: set[int] = set()
+        for index, name in enumerate(names):
+            match = _COLUMN.fullmatch(name)
+            field = _FIELDS.get(match["base"]) if match else None
+            if field is None or field[0] in taken:  # the first column of a quantity wins
+                continue
+            taken.add(field[0])
+            unit = units[index].strip() if index < len(units) else ""
+            self.units[name] = unit
+            convert = None
+            if field[1] is not None:
+                convert = converter(field[1], unit)
+                if convert is None:
+                    raise self._fail(
+                        units_line,
+                        f"unknown unit {unit!r} for column {name} "
+                        f"(known: {', '.join(known_units(field[1]))})",
+                    )
+            self._cells.append((index, field[0], convert, name))
+
+    def __iter__(self) -> Iterator[Event]:
+        try:
+            with open(self.path, encoding="utf-8", newline="") as stream:
+                yield from self._rows(stream)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputFormatError(f"{self.path}: cannot read MesoWest file: {exc}") from exc
+
+    def _rows(self, stream: Iterator[str]) -> Iterator[Event]:
+        file, ident, width = str(self.path), self.station.id, self._width
+        for number, line in enumerate(stream, 1):
+            if number < self._data_from or line.startswith("#") or not line.strip():
+                continue
+            # Plain split is much faster than csv and exports only quote text with commas.
+            cells = next(csv.reader([line])) if '"' in line else line.rstrip("\r\n").split(",")
+            if len(cells) != width:
+                self.on_reject(
+                    Rejected(file, number, f"expected {width} cells, found {len(cells)}")
+                )
+                continue
+            if cells[self._id_at].strip() != ident:
+                reason = f"station {cells[self._id_at]!r} differs from the header's {ident!r}"
+                self.on_reject(Rejected(file, number, reason))
+                continue
+            try:
+                time = iso_to_epoch(cells[self._time_at].strip())
+                values = self._values(cells)
+            except ValueError as exc:
+                self.on_reject(Rejected(file, number, str(exc)))
+                continue
+            yield Event(SENSOR_READING, (ident, *values), time, time)
+
+    def _values(self, cells: list[str]) -> list[Value]:
+        values: list[Value] = [NONE] * 7
+        for index, position, convert, name in self._cells:
+            cell = cells[index].strip()
+            if cell.lower() in _MISSING:
+                continue
+            if convert is None:
+                values[position] = int(cell) if _is_int(cell) else cell
+                continue
+            try:
+                values[position] = convert(float(cell))
+            except ValueError:
+                raise ValueError(f"{name}: {cell!r} is not a number") from None
+        return values
+
+
+def _is_int(text: str) -> bool:
+    return text.isdigit() or (text[:1] == "-" and text[1:].isdigit())
+
+
+def read_mesowest(*paths: str | Path, on_reject: RejectHandler | None = None) -> Iterator[Event]:
+    """Read several stations' exports as one stream of readings ordered by time.
+
+    Args:
+        paths: MesoWest CSV files, each ordered by time (headers are checked at once).
+        on_reject: called with each malformed row; default: log it.
+
+    Returns:
+        A lazy iterator of ``sensor_reading`` events; equal times keep the order of ``paths``.
+
+    Example:
+        >>> events = read_mesowest(*sorted(Path("data/mesowest/sample").glob("*.csv")))
+        >>> next(events).args[0]
+        'KEVW'
+    """
+    files = [MesoWestFile(path, on_reject) for path in paths]
+    return merge_streams(*files)

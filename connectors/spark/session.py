@@ -1,0 +1,164 @@
+"""The one SparkSession of a process.
+
+Starting Spark costs 7-10 s here, so a session starts only when a job asks for it and is then
+reused: the first call of :func:`get_session` fixes the configuration, later calls return the
+same session. Settings come from arguments, else the environment, else local defaults:
+
+=================  ==========================  ===========================================
+argument           environment variable        default
+=================  ==========================  ===========================================
+``master``         ``REASONER_SPARK_MASTER``   ``local[*]``
+``memory``         ``REASONER_SPARK_MEMORY``   ``2g`` (driver memory)
+``packages``       ``REASONER_SPARK_PACKAGES`` none (comma-separated Maven coordinates)
+=================  ==========================  ===========================================
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reasoner.errors import KnowledgeError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_MEMORY = "2g"
+
+_session: SparkSession | None = None
+
+
+def spark_settings(
+    master: str | None = None, memory: str | None = None, packages: Sequence[str] | None = None
+) -> dict[str, str]:
+    """The Spark configuration a session would start with (no JVM is started).
+
+    Args:
+        master: Spark master URL; None reads ``REASONER_SPARK_MASTER``.
+        memory: driver memory such as ``"4g"``; None reads ``REASONER_SPARK_MEMORY``.
+        packages: Maven coordinates; None reads ``REASONER_SPARK_PACKAGES``.
+    Returns:
+        the configuration keys and values.
+
+    >>> spark_settings(master="local[2]")["spark.master"]
+    'local[2]'
+    """
+    master = master or os.environ.get("REASONER_SPARK_MASTER") or DEFAULT_MASTER
+    memory = memory or os.environ.get("REASONER_SPARK_MEMORY") or DEFAULT_MEMORY
+    if packages is None:
+        packages = [p for p in os.environ.get("REASONER_SPARK_PACKAGES", "").split(",") if p]
+    settings = {
+        "spark.master": master,
+        "spark.app.name": "etalis-reasoner",
+        "spark.driver.memory": memory,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # The pipeline's joins are keyed by spatial cells and IRIs; adaptive execution
+        # coalesces the shuffle partitions a small local run does not need.
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if master.startswith("local"):
+        # 200 shuffle partitions (Spark's default) means 200 tiny tasks per join on a laptop.
+        settings["spark.sql.shuffle.partitions"] = "8"
+    if packages:
+        settings["spark.jars.packages"] = ",".join(packages)
+    return settings
+
+
+#: log4j2 configuration that keeps the driver quiet from the first line (setLogLevel only
+#: takes effect once the JVM is up, after the start-up banner and warnings).
+_QUIET_LOG4J = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def _quiet_log_config() -> str:
+    path = Path(tempfile.gettempdir()) / "etalis-reasoner-spark-log4j2.properties"
+    if not path.is_file() or path.read_text() != _QUIET_LOG4J:
+        path.write_text(_QUIET_LOG4J)
+    return f"-Dlog4j.configurationFile={path.as_uri()}"
+
+
+def get_session(
+    master: str | None = None, memory: str | None = None, packages: Sequence[str] | None = None
+) -> SparkSession:
+    """The process's SparkSession, started on first use.
+
+    Args:
+        master, memory, packages: as in :func:`spark_settings`; ignored once a session runs.
+    Returns:
+        the session (the same object on every call until :func:`stop_session`).
+    Raises:
+        KnowledgeError: when Spark cannot start (no Java, a bad master URL ...).
+
+    >>> spark = get_session(master="local[2]")  # doctest: +SKIP
+    >>> spark is get_session()  # doctest: +SKIP
+    True
+    """
+    global _session
+    if _session is not None:
+        return _session
+    # Spark's Python workers must run this interpreter (and see this venv's packages).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in spark_settings(master, memory, packages).items():
+        builder = builder.config(key, value)
+    builder = builder.config("spark.driver.extraJavaOptions", _quiet_log_config())
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # py4j and the launcher raise several unrelated classes
+        raise KnowledgeError(f"cannot start Spark: {e}") from e
+    session.sparkContext.setLogLevel("ERROR")
+    _session = session
+    return session
+
+
+def stop_session() -> None:
+    """Stop the process's session, if one runs (the next :func:`get_session` starts anew).
+
+    >>> stop_session()
+    """
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None
+
+
+def has_jvm_class(spark: SparkSession, name: str) -> bool:
+    """Whether a JVM class is on the session's driver classpath.
+
+    Args:
+        spark: the session.
+        name: a fully qualified class name, e.g. ``"org.graphframes.GraphFrame"``.
+    Returns:
+        True when the class loads.
+
+    >>> has_jvm_class(get_session(), "org.apache.spark.sql.Dataset")  # doctest: +SKIP
+    True
+    """
+    from py4j.protocol import Py4JError
+
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        return False
+    # --packages jars live in Spark's context class loader, not the system one.
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(name, False, loader)
+    except Py4JError:
+        return False
+    return True

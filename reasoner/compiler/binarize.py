@@ -1,0 +1,277 @@
+"""Binarization: event patterns -> a shared network of two-input nodes.
+
+Each rule body becomes a tree of :mod:`~reasoner.compiler.network` nodes, left-associative as
+parsed. On the way down, WHERE conjuncts sink to the lowest node that binds all their
+variables and windows fuse into the operator node they bound, so a candidate pair is checked
+once, where it forms. Two sub-patterns that are equal up to variable names (and carry the
+same conditions, window and policy) become one node, used by every rule that contains them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass, replace
+
+from reasoner.compiler.network import (
+    Clock,
+    Expand,
+    Filter,
+    Guard,
+    Join,
+    Negation,
+    NodeSpec,
+    Source,
+    Union,
+)
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.language.check import bound_variables
+from reasoner.language.ast import (
+    Aggregate,
+    Binary,
+    Compound,
+    EventAtom,
+    Multiply,
+    Not,
+    Pattern,
+    Term,
+    TimePoint,
+    Var,
+    Where,
+    Window,
+    dump,
+)
+from reasoner.values import Time
+
+#: Operators that join two inputs on their shared variables under a time condition.
+JOIN_OPERATORS = frozenset(
+    {"seq", "and", "par", "equals", "meets", "during", "starts", "finishes"}
+)
+
+
+def term_variables(term: object) -> list[str]:
+    """Named variables of a term or pattern in first-occurrence order (``_`` excluded)."""
+    out: list[str] = []
+    _collect(term, out)
+    return out
+
+
+def _collect(node: object, out: list[str]) -> None:
+    match node:
+        case Var(name):
+            if name != "_" and name not in out:
+                out.append(name)
+        case tuple():
+            for item in node:
+                _collect(item, out)
+        case _ if is_dataclass(node):
+            for f in fields(node):
+                if f.name != "span":
+                    _collect(getattr(node, f.name), out)
+
+
+def conjuncts(condition: Term) -> tuple[Term, ...]:
+    """Split ``A, B, C`` into its conjuncts."""
+    if isinstance(condition, Compound) and condition.functor == "," and len(condition.args) == 2:
+        return conjuncts(condition.args[0]) + conjuncts(condition.args[1])
+    return (condition,)
+
+
+def _rename(node: object, mapping: dict[str, str]) -> object:
+    """The node with every named variable renamed through ``mapping`` (extended on the way)."""
+    match node:
+        case Var(name):
+            if name == "_":
+                return node
+            return Var(mapping.setdefault(name, f"V{len(mapping)}"))
+        case tuple():
+            return tuple(_rename(x, mapping) for x in node)
+        case _ if is_dataclass(node) and not isinstance(node, type):
+            changes = {
+                f.name: _rename(getattr(node, f.name), mapping)
+                for f in fields(node)
+                if f.name != "span"
+            }
+            return replace(node, **changes)  # type: ignore[type-var]
+        case _:
+            return node
+
+
+class Binarizer:
+    """Builds nodes for the patterns of one batch of rules, sharing equal sub-patterns.
+
+    Args:
+        first_id: the id of the first node created (networks grow when rules are added).
+    """
+
+    def __init__(self, first_id: int = 0) -> None:
+        self.nodes: list[NodeSpec] = []
+        self._next = first_id
+        # sharing key -> (node id, node variables renamed canonically)
+        self._shared: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+    def compile(self, pattern: Pattern, policy: str) -> tuple[int, tuple[str, ...]]:
+        """Compile a rule body.
+
+        Returns:
+            The id of the node producing the body's occurrences and the names (in the
+            caller's variables) of the values it produces, in order.
+        """
+        return self._pattern(pattern, (), None, policy)
+
+    # ----------------------------------------------------------------- sharing
+
+    def _pattern(
+        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, policy: str
+    ) -> tuple[int, tuple[str, ...]]:
+        mapping: dict[str, str] = {}
+        canon = _rename((p, conds), mapping)
+        key = f"{policy}|{window}|{dump(canon)}"
+        if key not in self._shared:
+            node_id, names = self._build(p, conds, window, policy)
+            self._shared[key] = (node_id, tuple(mapping[n] for n in names))
+            return node_id, names
+        node_id, canon_names = self._shared[key]
+        inverse = {c: n for n, c in mapping.items()}
+        return node_id, tuple(inverse[c] for c in canon_names)
+
+    def _add(self, make: type, **kwargs: object) -> int:
+        node_id = self._next
+        self._next += 1
+        self.nodes.append(make(id=node_id, **kwargs))
+        return node_id
+
+    # ---------------------------------------------------------------- building
+
+    def _build(
+        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, policy: str
+    ) -> tuple[int, tuple[str, ...]]:
+        match p:
+            case Where(inner, condition):
+                return self._pattern(inner, conds + conjuncts(condition), window, policy)
+            case Window(inner, size):
+                tighter = size if window is None else min(window, size)
+                return self._pattern(inner, conds, tighter, policy)
+            case Binary("or", left, right):
+                lid, lvars = self._pattern(left, conds, window, policy)
+                rid, rvars = self._pattern(right, conds, window, policy)
+                out = tuple(v for v in lvars if v in rvars)
+                return self._add(
+                    Union,
+                    left=lid,
+                    right=rid,
+                    variables=out,
+                    left_projection=tuple(lvars.index(v) for v in out),
+                    right_projection=tuple(rvars.index(v) for v in out),
+                ), out
+            case Binary("cnot", Binary("seq", first, second), negated):
+                # ETALIS: a sequence guarded by cnot is NOT(negated).[first, second].
+                return self._pattern(Not(negated, first, second), conds, window, policy)
+            case Binary("cnot" | "fnot" as op, left, right):
+                # The output is the left occurrence itself, so conditions and the window
+                # apply to the left side.
+                lid, lvars = self._pattern(left, conds, window, policy)
+                nid, nvars = self._pattern(right, (), None, policy)
+                blocker = tuple((lvars.index(v), nvars.index(v)) for v in nvars if v in lvars)
+                return self._add(
+                    Guard, op=op, input=lid, negated=nid, variables=lvars, blocker_key=blocker
+                ), lvars
+            case Binary(op, left, right) if op in JOIN_OPERATORS:
+                here, lconds, rconds = _split(conds, left, right)
+                lid, lvars = self._pattern(left, lconds, None, policy)
+                rid, rvars = self._pattern(right, rconds, None, policy)
+                out, lkey, rkey, rest = _join_layout(lvars, rvars)
+                return self._add(
+                    Join,
+                    op=op,
+                    left=lid,
+                    right=rid,
+                    variables=out,
+                    left_key=lkey,
+                    right_key=rkey,
+                    right_rest=rest,
+                    conditions=here,
+                    window=window,
+                    policy=policy,
+                ), out
+            case Not(negated, left, right):
+                here, lconds, rconds = _split(conds, left, right)
+                nid, nvars = self._pattern(negated, (), None, policy)
+                lid, lvars = self._pattern(left, lconds, None, policy)
+                rid, rvars = self._pattern(right, rconds, None, policy)
+                out, lkey, rkey, rest = _join_layout(lvars, rvars)
+                blocker = tuple((out.index(v), nvars.index(v)) for v in nvars if v in out)
+                return self._add(
+                    Negation,
+                    negated=nid,
+                    left=lid,
+                    right=rid,
+                    variables=out,
+                    left_key=lkey,
+                    right_key=rkey,
+                    right_rest=rest,
+                    blocker_key=blocker,
+                    conditions=here,
+                    window=window,
+                    policy=policy,
+                ), out
+            case _:
+                node_id, names = self._leaf(p, policy)
+                if conds or (window is not None and not isinstance(p, TimePoint)):
+                    node_id = self._add(
+                        Filter, input=node_id, variables=names, conditions=conds, window=window
+                    )
+                return node_id, names
+
+    def _leaf(self, p: Pattern, policy: str) -> tuple[int, tuple[str, ...]]:
+        match p:
+            case EventAtom(name, args):
+                names = tuple(term_variables(args))
+                return self._add(Source, name=name, args=args, variables=names), names
+            case TimePoint(value):
+                return self._add(Clock, time=value), ()
+            case Multiply(inner, goal):
+                iid, ivars = self._pattern(inner, (), None, policy)
+                names = ivars + tuple(v for v in term_variables(goal) if v not in ivars)
+                return self._add(Expand, input=iid, variables=names, goal=goal), names
+            case Aggregate():
+                raise RuleCompileError(
+                    [Diagnostic("aggregate patterns are not supported by the engine yet", p.span)]
+                )
+            case Binary(op):
+                raise RuleCompileError(
+                    [Diagnostic(f"operator '{op}' is not supported by the engine yet", p.span)]
+                )
+        raise TypeError(f"not a pattern: {p!r}")
+
+
+def _split(
+    conds: tuple[Term, ...], left: Pattern, right: Pattern
+) -> tuple[tuple[Term, ...], tuple[Term, ...], tuple[Term, ...]]:
+    """Send each conjunct to the side that binds all its variables, if one does."""
+    lbound, rbound = bound_variables(left), bound_variables(right)
+    here: list[Term] = []
+    lconds: list[Term] = []
+    rconds: list[Term] = []
+    for c in conds:
+        vs = set(term_variables(c))
+        if vs <= lbound:
+            lconds.append(c)
+        elif vs <= rbound:
+            rconds.append(c)
+        else:
+            here.append(c)
+    return tuple(here), tuple(lconds), tuple(rconds)
+
+
+def _join_layout(
+    lvars: tuple[str, ...], rvars: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Output variables (left's, then right's new ones), key positions, right's rest."""
+    shared = [v for v in lvars if v in rvars]
+    rest = tuple(i for i, v in enumerate(rvars) if v not in lvars)
+    out = lvars + tuple(rvars[i] for i in rest)
+    return (
+        out,
+        tuple(lvars.index(v) for v in shared),
+        tuple(rvars.index(v) for v in shared),
+        rest,
+    )

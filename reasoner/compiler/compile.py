@@ -1,0 +1,147 @@
+"""The compiler's pass list: checked program -> network.
+
+1. ``check_program`` rejects programs that break the language's rules (all errors at once);
+2. rule properties become patterns: a rule window wraps the body in a window;
+3. binarization builds the shared node network (conditions and windows pushed down);
+4. horizons: how long each stored occurrence can still matter (window push-down).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import inf
+
+from reasoner.compiler.binarize import Binarizer
+from reasoner.compiler.network import (
+    Expand,
+    Filter,
+    Guard,
+    Join,
+    Negation,
+    Network,
+    NodeSpec,
+    Output,
+    Union,
+)
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.language.ast import (
+    Atom,
+    EventRule,
+    Number,
+    Program,
+    Term,
+    Window,
+)
+from reasoner.language.check import check_program
+from reasoner.values import Time
+
+POLICIES = ("unrestricted", "recent", "chronological")
+WINDOW_PROPERTIES = ("event_rule_window", "window")
+POLICY_PROPERTIES = ("consumption_policy", "policy", "event_rule_policy")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Program-wide compilation choices (rules may override the policy)."""
+
+    policy: str = "unrestricted"
+
+
+def compile_program(
+    program: Program, options: Options = Options(), *, first_node: int = 0, first_rule: int = 0
+) -> Network:
+    """Compile a program's event rules into a network.
+
+    Args:
+        program: the parsed rules.
+        options: the program-wide consumption policy.
+        first_node: id of the first node (to extend a running network).
+        first_rule: index of the first rule (likewise).
+    Returns:
+        The network; raises RuleCompileError with every problem found.
+
+    >>> from reasoner.language.parser import parse
+    >>> print(compile_program(parse("c <- a SEQ b.")).dump(), end="")
+    n0 = source a  -> ()
+    n1 = source b  -> ()
+    n2 = seq n0 n1  -> ()
+    rule 0: c <- n2
+    """
+    if options.policy not in POLICIES:
+        raise RuleCompileError([Diagnostic(f"unknown consumption policy '{options.policy}'")])
+    check_program(program)
+    binarizer = Binarizer(first_node)
+    outputs = []
+    for index, rule in enumerate(program.event_rules, start=first_rule):
+        body, policy = _apply_properties(rule, options.policy)
+        node, names = binarizer.compile(body, policy)
+        outputs.append(Output(index, node, rule.head, names, rule.label, rule.span))
+    nodes = tuple(binarizer.nodes)
+    return Network(
+        nodes=nodes,
+        outputs=tuple(outputs),
+        horizons=_horizons(nodes, {o.input for o in outputs}),
+        prefixes=tuple(sorted(program.prefixes.items())),
+    )
+
+
+def _apply_properties(rule: EventRule, policy: str) -> tuple[object, str]:
+    body = rule.body
+    for name, value in rule.properties:
+        if name in WINDOW_PROPERTIES:
+            size = _number(value)
+            if size is None or size <= 0:
+                raise RuleCompileError(
+                    [Diagnostic(f"rule window must be a positive number, not {value}", rule.span)]
+                )
+            body = Window(body, size)
+        elif name in POLICY_PROPERTIES:
+            text = value.name if isinstance(value, Atom) else None
+            if text not in POLICIES:
+                raise RuleCompileError(
+                    [Diagnostic(f"unknown consumption policy '{text}' for this rule", rule.span)]
+                )
+            policy = str(text)
+    return body, policy
+
+
+def _number(term: Term) -> Time | None:
+    return term.value if isinstance(term, Number) else None
+
+
+def _horizons(nodes: tuple[NodeSpec, ...], roots: set[int]) -> tuple[tuple[int, Time | None], ...]:
+    """Window push-down: the horizon of each node that stores occurrences.
+
+    An occurrence stored at a node can only end up in outputs that start no later than it
+    starts and end now or later, so once ``now - start`` exceeds every window above it, it
+    can never contribute again. ``None`` means no window bounds it.
+    """
+    reach: dict[int, float | Time] = {r: inf for r in roots}  # node -> horizon of its output
+
+    def widen(node: int, value: float | Time) -> None:
+        reach[node] = max(reach.get(node, value), value)
+
+    stored: list[tuple[int, Time | None]] = []
+    for spec in reversed(nodes):  # users come after their inputs
+        own = reach.get(spec.id, inf)
+        match spec:
+            case Join() | Negation():
+                inner = own if spec.window is None else min(own, spec.window)
+                children = (spec.left, spec.right)
+                if isinstance(spec, Negation):
+                    children += (spec.negated,)
+                for child in children:
+                    widen(child, inner)
+                stored.append((spec.id, None if inner == inf else inner))  # type: ignore[arg-type]
+            case Filter():
+                widen(spec.input, own if spec.window is None else min(own, spec.window))
+            case Union():
+                widen(spec.left, own)
+                widen(spec.right, own)
+            case Expand():
+                widen(spec.input, own)
+            case Guard():
+                widen(spec.input, own)
+                widen(spec.negated, own)
+                stored.append((spec.id, None if own == inf else own))  # type: ignore[arg-type]
+    return tuple(sorted(stored))

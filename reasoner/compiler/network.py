@@ -1,0 +1,234 @@
+"""The compiled network: the intermediate representation between rules and the runtime.
+
+Binarization turns every event pattern into a tree of two-input nodes (ETALIS's intermediate
+events, "goals"). Each node produces occurrences ``(values, start, end)`` where ``values``
+lines up with the node's ``variables``. Nodes are shared between rules when their
+sub-patterns are identical up to variable names. The runtime instantiates one stateful
+operator per node; this module only describes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from reasoner.language.ast import EventAtom, Span, Term
+from reasoner.language.printer import to_source
+from reasoner.values import Time
+
+#: Which occurrences a join side keeps for later partners.
+#: "keep": until expired by a window; "now": only while the clock stays at the occurrence's
+#: end; "point": like "now", and only zero-length occurrences; "none": never stored.
+KEEP, NOW, POINT, NONE = "keep", "now", "point", "none"
+
+#: For each interval operator: (left retention, right retention). A side is not stored when
+#: no future partner can satisfy the operator's time condition (e.g. the right side of SEQ:
+#: every later left occurrence ends after the right one started).
+RETENTION: dict[str, tuple[str, str]] = {
+    "seq": (KEEP, NONE),
+    "and": (KEEP, KEEP),
+    "par": (KEEP, KEEP),
+    "equals": (NOW, NOW),
+    "meets": (KEEP, POINT),
+    "during": (KEEP, NONE),
+    "starts": (KEEP, NONE),
+    "finishes": (NOW, NOW),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Matches events ``name/arity`` against argument terms (constants and variables)."""
+
+    id: int
+    name: str
+    args: tuple[Term, ...]
+    variables: tuple[str, ...]
+
+    def describe(self) -> str:
+        inner = ", ".join(to_source(a) for a in self.args)
+        return f"source {self.name}({inner})" if self.args else f"source {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """A time point ``q``: one virtual occurrence [q, q] when the stream reaches q."""
+
+    id: int
+    time: Time
+    variables: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"time point {_time(self.time)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """A binary interval operator over a left and a right input.
+
+    ``key`` pairs the positions of the shared variables (left, right); ``right_rest`` lists
+    the right positions appended to the left values to form the output. ``conditions`` are
+    WHERE conjuncts checked on each candidate pair; ``window`` bounds the output's length.
+    """
+
+    id: int
+    op: str
+    left: int
+    right: int
+    variables: tuple[str, ...]
+    left_key: tuple[int, ...]
+    right_key: tuple[int, ...]
+    right_rest: tuple[int, ...]
+    conditions: tuple[Term, ...] = ()
+    window: Time | None = None
+    policy: str = "unrestricted"
+
+    def describe(self) -> str:
+        text = f"{self.op} n{self.left} n{self.right}"
+        if self.left_key:
+            text += f" on {_names(self.variables, self.left_key)}"
+        return text + _extras(self.conditions, self.window, self.policy)
+
+
+@dataclass(frozen=True, slots=True)
+class Union:
+    """OR: passes both inputs through, projected onto the variables both bind."""
+
+    id: int
+    left: int
+    right: int
+    variables: tuple[str, ...]
+    left_projection: tuple[int, ...]
+    right_projection: tuple[int, ...]
+
+    def describe(self) -> str:
+        return f"or n{self.left} n{self.right}"
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """``NOT(negated).[left, right]``: left SEQ right with no ``negated`` strictly between.
+
+    ``blocker_key`` pairs positions of the variables the negated pattern shares with the
+    output (output position, negated position); the negated pattern's other variables are
+    local to it.
+    """
+
+    id: int
+    negated: int
+    left: int
+    right: int
+    variables: tuple[str, ...]
+    left_key: tuple[int, ...]
+    right_key: tuple[int, ...]
+    right_rest: tuple[int, ...]
+    blocker_key: tuple[tuple[int, int], ...]
+    conditions: tuple[Term, ...] = ()
+    window: Time | None = None
+    policy: str = "unrestricted"
+
+    def describe(self) -> str:
+        text = f"not n{self.negated} between n{self.left} n{self.right}"
+        return text + _extras(self.conditions, self.window, self.policy)
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """ETALIS's ``input CNOT negated`` / ``input FNOT negated`` (docs/language.md): occurrences
+    of the input with no occurrence of ``negated`` inside them (cnot) or ever before their end
+    (fnot). ``blocker_key`` is as for :class:`Negation`."""
+
+    id: int
+    op: str
+    input: int
+    negated: int
+    variables: tuple[str, ...]
+    blocker_key: tuple[tuple[int, int], ...]
+
+    def describe(self) -> str:
+        return f"{self.op} n{self.input} unless n{self.negated}"
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """WHERE conditions and/or a window applied to one input."""
+
+    id: int
+    input: int
+    variables: tuple[str, ...]
+    conditions: tuple[Term, ...] = ()
+    window: Time | None = None
+
+    def describe(self) -> str:
+        return f"filter n{self.input}" + _extras(self.conditions, self.window, "unrestricted")
+
+
+@dataclass(frozen=True, slots=True)
+class Expand:
+    """ETALIS's ``event_multiply``: one output per solution of a static goal."""
+
+    id: int
+    input: int
+    variables: tuple[str, ...]
+    goal: Term
+
+    def describe(self) -> str:
+        return f"multiply n{self.input} by {to_source(self.goal)}"
+
+
+NodeSpec = Source | Clock | Join | Union | Negation | Guard | Filter | Expand
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """A rule head: builds ``head`` from the values of node ``input`` (named ``variables``)."""
+
+    rule: int
+    input: int
+    head: EventAtom
+    variables: tuple[str, ...]
+    label: str | None = None
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """Nodes in creation order (inputs before users), rule outputs, and each stored node's
+    horizon: how long after an occurrence's start it can still contribute (None: forever)."""
+
+    nodes: tuple[NodeSpec, ...]
+    outputs: tuple[Output, ...]
+    horizons: tuple[tuple[int, Time | None], ...]
+    prefixes: tuple[tuple[str, str], ...] = ()
+
+    def dump(self) -> str:
+        """Deterministic text form, one node per line (golden tests, ``--emit network``)."""
+        horizon = dict(self.horizons)
+        lines = []
+        for node in self.nodes:
+            line = f"n{node.id} = {node.describe()}  -> ({', '.join(node.variables)})"
+            if horizon.get(node.id) is not None:
+                line += f"  horizon {_time(horizon[node.id])}"  # type: ignore[arg-type]
+            lines.append(line)
+        for out in self.outputs:
+            lines.append(f"rule {out.rule}: {to_source(out.head)} <- n{out.input}")
+        return "\n".join(lines) + "\n"
+
+
+def _time(t: Time) -> str:
+    return f"{t.numerator}/{t.denominator}" if isinstance(t, Fraction) else repr(t)
+
+
+def _names(variables: tuple[str, ...], positions: tuple[int, ...]) -> str:
+    return ", ".join(variables[i] for i in positions)
+
+
+def _extras(conditions: tuple[Term, ...], window: Time | None, policy: str) -> str:
+    text = ""
+    if conditions:
+        text += " where " + ", ".join(to_source(c) for c in conditions)
+    if window is not None:
+        text += f" within {_time(window)}"
+    if policy != "unrestricted":
+        text += f" [{policy}]"
+    return text

@@ -1,0 +1,53 @@
+"""Stratified, semi-naive Datalog over static rules, facts and the RDF store.
+
+``prepare(rules, prefixes)`` compiles and stratifies; ``evaluate`` computes the model
+(``evaluate_naive`` is the test oracle); ``DerivedKnowledge`` answers queries over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from reasoner.knowledge.datalog.evaluate import (
+    DerivedKnowledge,
+    Model,
+    evaluate,
+    evaluate_naive,
+)
+from reasoner.knowledge.datalog.relation import Relation
+from reasoner.knowledge.datalog.rules import Literal, Rule, compile_rules, predicate_name
+from reasoner.knowledge.datalog.stratify import Strata, Stratum, stratify
+from reasoner.language.ast import StaticRule
+
+
+def prepare(rules: Iterable[StaticRule], prefixes: Mapping[str, str]) -> Strata:
+    """Compile static rules to IR and stratify them.
+
+    Args:
+        rules: the program's static rules and facts.
+        prefixes: the program's prefixes.
+    Returns:
+        the :class:`Strata`; :class:`~reasoner.errors.RuleCompileError` for a cycle through
+        negation or a recursive predicate that is not range-restricted.
+
+    >>> prepare([], {}).dump()
+    ''
+    """
+    return stratify(compile_rules(rules, prefixes))
+
+
+__all__ = [
+    "DerivedKnowledge",
+    "Literal",
+    "Model",
+    "Relation",
+    "Rule",
+    "Strata",
+    "Stratum",
+    "compile_rules",
+    "evaluate",
+    "evaluate_naive",
+    "predicate_name",
+    "prepare",
+    "stratify",
+]

@@ -1,0 +1,220 @@
+"""Static rules as Datalog IR: resolved predicate names, body literals and safety.
+
+A predicate is named as :class:`~reasoner.knowledge.base.Knowledge` names it: the functor
+as written (``inSupChain``) or, for a prefixed functor (``wt:near``), the full IRI.
+
+A rule is *safe* (range-restricted, materialisable bottom-up) when, reading its body left to
+right as Prolog does, every built-in finds the variables it needs already bound and every
+head variable ends up bound. Function-like rules (``dist(A, B, D) :- D is A - B``) are not:
+their predicate is answered top-down, on demand, when asked with its inputs bound.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.knowledge.builtins import COMPARISONS, RELATIONS
+from reasoner.knowledge.goals import DEFAULT_PREFIXES
+from reasoner.language.ast import (
+    Atom,
+    Compound,
+    Iri,
+    ListTerm,
+    Number,
+    PName,
+    Span,
+    StaticRule,
+    String,
+    Term,
+    Var,
+)
+
+log = logging.getLogger(__name__)
+
+#: Control constructs and built-ins that are not predicates of the knowledge.
+_CONTROL = frozenset({",", ";", "->", "\\+", "not", "is", "=", "\\=", "==", "\\=="})
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """One body goal. ``predicate`` is set for a call of a knowledge predicate (positive
+    or, with ``negated``, under ``\\+``); None for a built-in or a control construct."""
+
+    term: Term
+    predicate: str | None = None
+    arity: int = 0
+    negated: bool = False
+
+    @property
+    def positive(self) -> bool:
+        return self.predicate is not None and not self.negated
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A static rule in IR form (a fact has an empty body)."""
+
+    predicate: str
+    head: tuple[Term, ...]
+    body: tuple[Literal, ...]
+    safe: bool
+    span: Span | None = None
+
+    @property
+    def arity(self) -> int:
+        return len(self.head)
+
+    def dump(self) -> str:
+        """``pred/2 <- [q/2, \\+r/1, builtin] safe`` — one line, no spans."""
+        parts = []
+        for lit in self.body:
+            if lit.predicate is None:
+                parts.append("builtin")
+            else:
+                parts.append(("\\+" if lit.negated else "") + f"{lit.predicate}/{lit.arity}")
+        kind = "safe" if self.safe else "on-demand"
+        return f"{self.predicate}/{self.arity} <- [{', '.join(parts)}] {kind}"
+
+
+def predicate_name(functor: str, prefixes: Mapping[str, str], span: Span | None = None) -> str:
+    """The knowledge name of a functor: prefixed functors resolve to their full IRI.
+
+    Args:
+        functor: e.g. ``"inSupChain"`` or ``"wt:near"``.
+        prefixes: prefix -> namespace (defaults ``rdf``, ``rdfs``, ``owl``, ``xsd`` added).
+        span: where the functor was written, for the error.
+    Returns:
+        the name.
+    Raises:
+        RuleCompileError: for an undeclared prefix.
+
+    >>> predicate_name("wt:near", {"wt": "http://ex.org/wt#"})
+    'http://ex.org/wt#near'
+    """
+    prefix, sep, local = functor.partition(":")
+    if not sep or not prefix:
+        return functor
+    names = {**DEFAULT_PREFIXES, **prefixes}
+    if prefix not in names:
+        raise RuleCompileError([Diagnostic(f"unknown prefix '{prefix}'", span)])
+    return names[prefix] + local
+
+
+def compile_rules(rules: Iterable[StaticRule], prefixes: Mapping[str, str]) -> tuple[Rule, ...]:
+    """Translate static rules to IR (rules redefining a built-in relation are skipped).
+
+    Args:
+        rules: the program's static rules and facts.
+        prefixes: the program's prefixes.
+    Returns:
+        the rules in IR form, in program order.
+    Raises:
+        RuleCompileError: for a head that is not a predicate or an unknown prefix.
+
+    >>> compile_rules([StaticRule(Compound("p", (Atom("a"),)))], {})[0].dump()
+    'p/1 <- [] safe'
+    """
+    out = []
+    for rule in rules:
+        match rule.head:
+            case Atom(name):
+                functor, args = name, ()
+            case Compound(functor, args) if functor not in _CONTROL:
+                pass
+            case _:
+                raise RuleCompileError(
+                    [Diagnostic("a static rule's head must be a predicate", rule.span)]
+                )
+        if (functor, len(args)) in RELATIONS:
+            # The built-in answers every call of this name (goals dispatch built-ins first).
+            log.info("rule for built-in %s/%d ignored: the built-in is used", functor, len(args))
+            continue
+        name = predicate_name(functor, prefixes, rule.span)
+        body = tuple(_literal(goal, prefixes) for goal in rule.body)
+        out.append(Rule(name, tuple(args), body, _safe(args, rule.body), rule.span))
+    return tuple(out)
+
+
+def _literal(goal: Term, prefixes: Mapping[str, str]) -> Literal:
+    match goal:
+        case Compound("\\+" | "not", (inner,)):
+            lit = _literal(inner, prefixes)
+            if lit.positive:
+                return Literal(goal, lit.predicate, lit.arity, negated=True)
+            return Literal(goal)
+        case Atom(name) if name not in ("true", "fail", "false", "!"):
+            return Literal(goal, name, 0)
+        case Compound(functor, args) if _is_call(functor, len(args)):
+            return Literal(goal, predicate_name(functor, prefixes, goal.span), len(args))
+    return Literal(goal)
+
+
+def _is_call(functor: str, arity: int) -> bool:
+    return (
+        functor not in _CONTROL
+        and not (functor in COMPARISONS and arity == 2)
+        and (functor, arity) not in RELATIONS
+    )
+
+
+def variables(term: Term) -> set[str]:
+    """The named variables of a term (``_`` excluded).
+
+    >>> sorted(variables(Compound("f", (Var("X"), Var("_"), Var("Y")))))
+    ['X', 'Y']
+    """
+    match term:
+        case Var(name):
+            return set() if name == "_" else {name}
+        case Compound(_, args):
+            return set().union(*(variables(a) for a in args)) if args else set()
+        case ListTerm(items, tail):
+            out = set().union(*(variables(a) for a in items)) if items else set()
+            return out | (variables(tail) if tail is not None else set())
+        case Atom() | Number() | String() | Iri() | PName():
+            return set()
+    return set()
+
+
+def _safe(head: tuple[Term, ...], body: tuple[Term, ...]) -> bool:
+    bound: set[str] = set()
+    for goal in body:
+        result = _binds(goal, bound)
+        if result is None:
+            return False
+        bound |= result
+    return all(variables(a) <= bound for a in head)
+
+
+def _binds(goal: Term, bound: set[str]) -> set[str] | None:
+    """The variables ``goal`` binds given ``bound``; None if it needs an unbound one."""
+    match goal:
+        case Compound(",", (a, b)):
+            first = _binds(a, bound)
+            if first is None:
+                return None
+            second = _binds(b, bound | first)
+            return None if second is None else first | second
+        case Compound(";", (a, b)):
+            left, right = _binds(a, bound), _binds(b, bound)
+            return None if left is None or right is None else left & right
+        case Compound("\\+" | "not", (inner,)):
+            # Negation as failure is only sound on ground calls: every variable bound.
+            return set() if variables(inner) <= bound else None
+        case Compound("is", (left, right)):
+            return variables(left) if variables(right) <= bound else None
+        case Compound("=", (left, right)):
+            if variables(left) <= bound or variables(right) <= bound:
+                return variables(left) | variables(right)
+            return None
+        case Compound(op, (left, right)) if op in COMPARISONS or op in ("\\=", "==", "\\=="):
+            return set() if variables(left) | variables(right) <= bound else None
+        case Compound(functor, args) if (functor, len(args)) in RELATIONS:
+            # Built-in relations have modes; bound inputs are the caller's duty at run time.
+            return variables(goal)
+        case Compound(_, _) | Atom(_):
+            return variables(goal)
+    return None

@@ -1,0 +1,125 @@
+"""A hash-indexed, immutable table of ground facts implementing :class:`Knowledge`.
+
+Tuples are stored per ``(predicate, arity)``. A lookup with bound positions goes through an
+index keyed by the values at those positions; the index for each bound-position mask is
+built the first time that mask is asked for and reused afterwards, so a goal that always
+calls ``p(+, -)`` pays for one index build and then does dictionary lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.knowledge.goals import DEFAULT_PREFIXES, term_value
+from reasoner.language.ast import Atom, Compound, Program, StaticRule
+from reasoner.values import Value
+
+Fact = tuple[str, tuple[Value, ...]]
+_Key = tuple[str, int]
+_Mask = tuple[int, ...]
+
+
+class FactBase:
+    """Ground facts ``predicate(v1, ..., vn)``, indexed by bound positions.
+
+    Args:
+        facts: ``(predicate, values)`` pairs; duplicates are stored once.
+        declared: ``(predicate, arity)`` pairs that are defined even with no facts (e.g. a
+            derived relation that happens to be empty).
+
+    >>> kb = FactBase([("edge", ("a", "b")), ("edge", ("b", "c"))])
+    >>> list(kb.solve("edge", ("b", None)))
+    [('b', 'c')]
+    """
+
+    __slots__ = ("_tables", "_indexes")
+
+    def __init__(self, facts: Iterable[Fact] = (), declared: Iterable[_Key] = ()) -> None:
+        # dict as an insertion-ordered set: answers come back in a deterministic order.
+        tables: dict[_Key, dict[tuple[Value, ...], None]] = {key: {} for key in declared}
+        for predicate, values in facts:
+            tables.setdefault((predicate, len(values)), {})[tuple(values)] = None
+        self._tables = {key: tuple(rows) for key, rows in tables.items()}
+        self._indexes: dict[tuple[_Key, _Mask], dict[tuple[Value, ...], list[tuple[Value, ...]]]]
+        self._indexes = {}
+
+    @classmethod
+    def from_program(cls, program: Program, prefixes: Mapping[str, str] | None = None) -> FactBase:
+        """The ground facts of a program: static rules with an empty body and a ground head.
+
+        Non-ground facts such as ``p(X).`` are rules, left to the Datalog layer. A prefixed
+        head ``wt:speed(s1, 3)`` is stored under the full IRI of ``wt:speed``.
+
+        Args:
+            program: the parsed program.
+            prefixes: overrides the program's own prefixes when given.
+        Returns:
+            The fact base.
+        """
+        names = {**DEFAULT_PREFIXES, **(program.prefixes if prefixes is None else prefixes)}
+        facts: list[Fact] = []
+        for rule in program.static_rules:
+            if rule.body:
+                continue
+            match rule.head:
+                case Atom(name):
+                    facts.append((name, ()))
+                case Compound(functor, args):
+                    values = tuple(term_value(a, names) for a in args)
+                    if None not in values:
+                        predicate = _predicate(functor, names, rule)
+                        facts.append((predicate, values))  # type: ignore[arg-type]
+        return cls(facts)
+
+    def defines(self, predicate: str, arity: int) -> bool:
+        """Whether ``predicate/arity`` has facts or was declared."""
+        return (predicate, arity) in self._tables
+
+    def solve(
+        self, predicate: str, pattern: tuple[Value | None, ...]
+    ) -> Iterator[tuple[Value, ...]]:
+        """Every fact of ``predicate/len(pattern)`` agreeing with the bound positions.
+
+        Args:
+            predicate: the predicate name (or full IRI).
+            pattern: values at bound positions, None at unbound ones.
+        Returns:
+            An iterator of full tuples.
+        """
+        key = (predicate, len(pattern))
+        rows = self._tables.get(key)
+        if rows is None:
+            return iter(())
+        mask = tuple(i for i, v in enumerate(pattern) if v is not None)
+        if not mask:
+            return iter(rows)
+        index = self._indexes.get((key, mask))
+        if index is None:
+            index = {}
+            for row in rows:
+                index.setdefault(tuple(row[i] for i in mask), []).append(row)
+            # Stored only once complete, so a concurrent reader never sees a partial index.
+            self._indexes[(key, mask)] = index
+        return iter(index.get(tuple(pattern[i] for i in mask), ()))  # type: ignore[misc]
+
+    def tuples(self, predicate: str, arity: int) -> tuple[tuple[Value, ...], ...]:
+        """All facts of ``predicate/arity`` in insertion order (empty if undefined)."""
+        return self._tables.get((predicate, arity), ())
+
+    @property
+    def predicates(self) -> frozenset[_Key]:
+        """Every defined ``(predicate, arity)``."""
+        return frozenset(self._tables)
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows in self._tables.values())
+
+
+def _predicate(functor: str, prefixes: Mapping[str, str], rule: StaticRule) -> str:
+    prefix, sep, local = functor.partition(":")
+    if not sep or not prefix:
+        return functor
+    if prefix not in prefixes:
+        raise RuleCompileError([Diagnostic(f"unknown prefix '{prefix}'", rule.span)])
+    return prefixes[prefix] + local

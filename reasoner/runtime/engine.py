@@ -1,0 +1,447 @@
+"""The event-at-a-time engine.
+
+``Engine.push(event)`` advances the clock to the event's end (firing the time points it
+passes), dispatches the event to the sources waiting for its name, and drains the agenda of
+derived events (a FIFO, so recursion does not grow the Python stack). Every derived event
+ends at the current time, so de-duplication (set semantics) only needs the events of the
+current time point, and is forgotten when the clock moves on.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from reasoner.compiler.compile import Options, compile_program
+from reasoner.compiler.network import (
+    Clock,
+    Expand,
+    Filter,
+    Guard,
+    Join,
+    Negation,
+    Network,
+    NodeSpec,
+    Output,
+    Source,
+    Union,
+)
+from reasoner.errors import EngineError, EventError
+from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.facts import FactBase
+from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
+from reasoner.language.ast import Program, Var
+from reasoner.language.parser import parse, parse_file
+from reasoner.runtime.events import Event
+from reasoner.runtime.nodes import (
+    ClockNode,
+    ExpandNode,
+    FilterNode,
+    GuardNode,
+    JoinNode,
+    NegationNode,
+    Node,
+    Runtime,
+    SourceNode,
+    UnionNode,
+    condition,
+)
+from reasoner.runtime.policies import TIE_BREAKS
+
+Rules = str | Path | Program | Sequence[str | Path | Program]
+Callback = Callable[[Event], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counters since the engine started."""
+
+    events_in: int
+    detections: int
+    stored: int
+    expired: int
+    rejected: int
+    duplicates: int
+
+
+def load_rules(rules: Rules) -> Program:
+    """Parse rule text, rule files and programs into one program.
+
+    A string that names an existing ``.event`` file is read as that file; any other string is
+    rule text.
+
+    >>> len(load_rules("c <- a SEQ b.").event_rules)
+    1
+    """
+    if isinstance(rules, Program):
+        return rules
+    if isinstance(rules, Path):
+        return parse_file(rules)
+    if isinstance(rules, str):
+        if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
+            return parse_file(rules)
+        return parse(rules)
+    program = Program()
+    for part in rules:
+        program = program + load_rules(part)
+    return program
+
+
+class Engine:
+    """Detects complex events over a stream, one event at a time.
+
+    Args:
+        rules: rule text, ``.event`` paths, or parsed programs.
+        knowledge: the static knowledge WHERE conditions ask (default: the program's facts).
+        policy: the consumption policy for every rule without its own:
+            ``unrestricted``, ``recent`` or ``chronological``.
+        tie_break: under ``recent``, which of two occurrences ending together is the latest:
+            ``longer`` or ``shorter``.
+        max_derivations: derived events allowed for one input event before the engine stops
+            with an EngineError naming the rule (guards runaway recursion).
+
+    >>> engine = Engine("c <- a SEQ b.")
+    >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
+    ([], [Event(name='c', args=(), start=1, end=2)])
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        *,
+        knowledge: Knowledge | None = None,
+        policy: str = "unrestricted",
+        tie_break: str = "longer",
+        max_derivations: int = 100_000,
+    ) -> None:
+        if tie_break not in TIE_BREAKS:
+            raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
+        self.program = Program()
+        self._options = Options(policy)
+        self._tie_break = tie_break
+        self._max_derivations = max_derivations
+        self._own_facts = knowledge is None
+        self._runtime = Runtime(knowledge if knowledge is not None else FactBase())
+        self._nodes: list[Node] = []
+        self._specs: list[NodeSpec] = []  # the compiled description of each node
+        self._sources: dict[tuple[str, int], list[SourceNode]] = {}
+        self._arity: dict[str, set[int]] = {}
+        self._clocks: list[tuple[Any, int, ClockNode]] = []  # heap by time
+        self._outputs: list[Output] = []
+        self._network_dumps: list[str] = []
+        self._callbacks: dict[str | None, list[Callback]] = {}
+        self._agenda: deque[tuple[Event, int]] = deque()
+        self._seen: set[Event] = set()  # events of the current time point
+        self._detected: list[Event] = []
+        self._counts = {"events_in": 0, "detections": 0, "expired": 0, "rejected": 0,
+                        "duplicates": 0}
+        self._derivations = 0
+        self._last_sweep: Any = -math.inf
+        self._sweep_every: Any = math.inf
+        self.add_rules(rules)
+
+    # ------------------------------------------------------------------ building
+
+    def add_rules(self, rules: Rules) -> None:
+        """Compile more rules into the running engine; existing state is kept.
+
+        New rules see events from now on (their time points in the past never fire).
+        """
+        program = load_rules(rules)
+        network = compile_program(
+            program, self._options, first_node=len(self._nodes), first_rule=len(self._outputs)
+        )
+        self.program = self.program + program
+        if self._own_facts:
+            self._runtime.knowledge = FactBase.from_program(self.program)
+        self._instantiate(network)
+        self._network_dumps.append(network.dump())
+
+    def network(self) -> str:
+        """The compiled network as text (as ``reasoner check --emit network`` prints it)."""
+        return "".join(self._network_dumps)
+
+    def _instantiate(self, network: Network) -> None:
+        rt = self._runtime
+        prefixes = dict(network.prefixes)
+        horizon = dict(network.horizons)
+        for spec in network.nodes:
+            node: Node
+            match spec:
+                case Source():
+                    node = self._source(spec, prefixes)
+                case Clock(time=time):
+                    node = ClockNode(spec.id, rt, time)
+                    if time >= rt.now:
+                        heapq.heappush(self._clocks, (time, spec.id, node))
+                case Join():
+                    node = JoinNode(
+                        spec.id, rt, spec.op, spec.left_key, spec.right_key, spec.right_rest,
+                        self._condition(spec.conditions, spec.variables, prefixes),
+                        spec.window, spec.policy, self._tie_break,
+                    )
+                    self._nodes[spec.left].parents.append(node.left_in)
+                    self._nodes[spec.right].parents.append(node.right_in)
+                case Negation():
+                    node = NegationNode(
+                        spec.id, rt, spec.left_key, spec.right_key, spec.right_rest,
+                        spec.blocker_key,
+                        self._condition(spec.conditions, spec.variables, prefixes),
+                        spec.window, spec.policy, self._tie_break,
+                    )
+                    self._nodes[spec.negated].parents.append(node.negated_in)
+                    self._nodes[spec.left].parents.append(node.left_in)
+                    self._nodes[spec.right].parents.append(node.right_in)
+                case Guard():
+                    node = GuardNode(spec.id, rt, spec.op, spec.blocker_key)
+                    self._nodes[spec.negated].parents.append(node.negated_in)
+                    self._nodes[spec.input].parents.append(node.input_in)
+                case Union():
+                    node = UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
+                    self._nodes[spec.left].parents.append(node.left_in)
+                    self._nodes[spec.right].parents.append(node.right_in)
+                case Filter():
+                    node = FilterNode(
+                        spec.id, rt,
+                        self._condition(spec.conditions, spec.variables, prefixes),
+                        spec.window,
+                    )
+                    self._nodes[spec.input].parents.append(node.receive)
+                case Expand():
+                    goal = compile_goal(spec.goal, prefixes)
+                    inputs = self._specs[spec.input].variables
+                    node = ExpandNode(spec.id, rt, goal, inputs, spec.variables)
+                    self._nodes[spec.input].parents.append(node.receive)
+            node.horizon = horizon.get(spec.id)
+            self._nodes.append(node)
+            self._specs.append(spec)
+        for out in network.outputs:
+            self._nodes[out.input].parents.append(self._head(out, prefixes))
+            self._outputs.append(out)
+            self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
+        windows = [h for h in horizon.values() if h is not None]
+        if windows:
+            # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
+            self._sweep_every = min(self._sweep_every, min(windows) / 2)
+
+    def _source(self, spec: Source, prefixes: dict[str, str]) -> SourceNode:
+        constants, repeats, outputs = [], [], []
+        first: dict[str, int] = {}
+        for i, arg in enumerate(spec.args):
+            if isinstance(arg, Var):
+                if arg.name == "_":
+                    continue
+                if arg.name in first:
+                    repeats.append((i, first[arg.name]))
+                else:
+                    first[arg.name] = i
+                    outputs.append(i)
+            else:
+                value = term_value(arg, prefixes)
+                if value is None:  # a compound with variables inside: not supported as a key
+                    raise EngineError(f"event argument {arg} must be a variable or a constant")
+                constants.append((i, value))
+        node = SourceNode(spec.id, self._runtime, constants, repeats, outputs, len(spec.args))
+        self._sources.setdefault((spec.name, len(spec.args)), []).append(node)
+        self._arity.setdefault(spec.name, set()).add(len(spec.args))
+        return node
+
+    def _condition(
+        self, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
+    ) -> Callable[[tuple[Any, ...]], bool] | None:
+        goals = [compile_goal(c, prefixes) for c in conditions]
+        return condition(goals, names, self._runtime)
+
+    def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[[Any, Any, Any], None]:
+        names = out.variables
+        builders: list[Callable[[tuple[Any, ...]], Any]] = []
+        for arg in out.head.args:
+            if isinstance(arg, Var):
+                i = names.index(arg.name)
+                builders.append(lambda v, i=i: v[i])
+            elif (value := term_value(arg, prefixes)) is not None:
+                builders.append(lambda v, value=value: value)
+            else:
+                expr = compile_expression(arg, prefixes)
+                builders.append(lambda v, expr=expr: expr(dict(zip(names, v, strict=True))))
+        name, rule = out.head.name, out.rule
+
+        def derive(values: tuple[Any, ...], start: Any, end: Any) -> None:
+            event = Event(name, tuple(b(values) for b in builders), start, end)
+            if event in self._seen:
+                self._counts["duplicates"] += 1
+                return
+            self._seen.add(event)
+            self._derivations += 1
+            if self._derivations > self._max_derivations:
+                label = out.label or f"rule {rule}"
+                raise EngineError(
+                    f"runaway recursion: more than {self._max_derivations} events derived from "
+                    f"one input; last by {label} ({name}/{len(builders)})"
+                )
+            self._agenda.append((event, rule))
+
+        return derive
+
+    # ------------------------------------------------------------------ running
+
+    def on(self, name: str | None, callback: Callback) -> None:
+        """Call ``callback(event)`` for every detection of ``name`` (None: every detection)."""
+        self._callbacks.setdefault(name, []).append(callback)
+
+    def push(self, event: Event) -> list[Event]:
+        """Process one input event; return the complex events it completed, in order.
+
+        Raises EventError (and changes nothing) for a late or malformed event.
+        """
+        self._validate(event)
+        self._counts["events_in"] += 1
+        self._detected = []
+        if event.end > self._runtime.now:
+            self._advance(event.end)
+        if event in self._seen:
+            self._counts["duplicates"] += 1
+            return self._detected
+        self._seen.add(event)
+        self._derivations = 0
+        self._dispatch(event)
+        self._drain()
+        return self._detected
+
+    def advance(self, time: Any) -> list[Event]:
+        """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
+        if not _is_time(time):
+            raise EventError(f"time must be a non-negative number, not {time!r}")
+        if time < self._runtime.now:
+            raise EventError(f"cannot move the clock back from {self._runtime.now} to {time}")
+        self._detected = []
+        self._advance(time)
+        return self._detected
+
+    def run(self, events: Iterable[Event]) -> Iterator[Event]:
+        """Push every event and yield the detections as they happen."""
+        for event in events:
+            yield from self.push(event)
+
+    def _validate(self, event: Event) -> None:
+        reason = None
+        if not isinstance(event, Event):
+            reason = "not an Event"
+        elif not (_is_time(event.start) and _is_time(event.end)):
+            reason = "times must be non-negative numbers"
+        elif event.start > event.end:
+            reason = f"start {event.start} is after end {event.end}"
+        elif event.end < self._runtime.now:
+            reason = f"late: ends at {event.end}, before the current time {self._runtime.now}"
+        else:
+            arities = self._arity.get(event.name)
+            if arities is not None and len(event.args) not in arities:
+                expected = " or ".join(str(a) for a in sorted(arities))
+                reason = f"{event.name} takes {expected} argument(s), not {len(event.args)}"
+        if reason is not None:
+            self._counts["rejected"] += 1
+            raise EventError(reason, event)
+
+    def _advance(self, time: Any) -> None:
+        """Move the clock forward to ``time``, firing every time point up to it on the way."""
+        rt = self._runtime
+        while self._clocks and self._clocks[0][0] <= time:
+            at, _, clock = heapq.heappop(self._clocks)
+            if at > rt.now:
+                self._tick(at)
+            self._derivations = 0
+            clock.fire()
+            self._drain()
+        if time > rt.now:
+            self._tick(time)
+
+    def _tick(self, time: Any) -> None:
+        self._runtime.now = time
+        self._seen.clear()
+        if time - self._last_sweep >= self._sweep_every:
+            self._last_sweep = time
+            self._counts["expired"] += sum(node.expire(time) for node in self._nodes)
+
+    def _dispatch(self, event: Event) -> None:
+        for source in self._sources.get((event.name, len(event.args)), ()):
+            source.receive(event.args, event.start, event.end)
+
+    def _drain(self) -> None:
+        agenda = self._agenda
+        while agenda:
+            event, _ = agenda.popleft()
+            self._counts["detections"] += 1
+            self._detected.append(event)
+            for callback in self._callbacks.get(event.name, ()):
+                callback(event)
+            for callback in self._callbacks.get(None, ()):
+                callback(event)
+            self._dispatch(event)
+
+    # ------------------------------------------------------------------ reporting
+
+    def stats(self) -> Stats:
+        """Events in, detections out, occurrences stored now, expired, rejected."""
+        return Stats(stored=self.stored(), **self._counts)
+
+    def stored(self) -> int:
+        """How many occurrences the network holds right now (its "goals")."""
+        total = 0
+        for node in self._nodes:
+            stored = getattr(node, "stored", None)
+            total += stored() if stored else sum(s.size for s in node.stores())
+        return total
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per rule: its head, the nodes its pattern uses, and the goals waiting at each."""
+        report = []
+        for out in self._outputs:
+            waiting = {}
+            for node_id in self._subtree(out.input):
+                node = self._nodes[node_id]
+                stored = getattr(node, "stored", None)
+                count = stored() if stored else sum(s.size for s in node.stores())
+                if count:
+                    waiting[f"n{node_id}"] = count
+            report.append(
+                {"rule": out.label or out.rule, "head": out.head.name, "waiting": waiting}
+            )
+        return report
+
+    def _subtree(self, root: int) -> list[int]:
+        seen: set[int] = set()
+        todo = [root]
+        while todo:
+            node_id = todo.pop()
+            if node_id not in seen:
+                seen.add(node_id)
+                todo.extend(_inputs(self._specs[node_id]))
+        return sorted(seen)
+
+
+def _is_time(value: object) -> bool:
+    return (
+        isinstance(value, int | float | Fraction)
+        and not isinstance(value, bool)
+        and value >= 0
+        and not (isinstance(value, float) and math.isnan(value))
+    )
+
+
+def _inputs(spec: NodeSpec) -> tuple[int, ...]:
+    match spec:
+        case Join() | Union():
+            return (spec.left, spec.right)
+        case Negation():
+            return (spec.negated, spec.left, spec.right)
+        case Guard():
+            return (spec.input, spec.negated)
+        case Filter() | Expand():
+            return (spec.input,)
+    return ()

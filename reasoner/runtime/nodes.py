@@ -1,0 +1,602 @@
+"""Operator state: one run-time object per network node.
+
+Occurrences travel upward as calls ``emit(values, start, end)``. A join keeps, per side, the
+occurrences that may still find a partner, hash-indexed by the join key; an arriving
+occurrence probes the other side's bucket, then is stored. That finds every pair exactly once,
+whichever side arrives first, so rule order never changes results. The network is acyclic
+(derived events re-enter through the engine's agenda, not through nodes), so a bucket is
+never modified while it is being probed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION
+from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.goals import Goal
+from reasoner.runtime.policies import Store, make_store
+from reasoner.values import Time
+
+Emit = Callable[[tuple[Any, ...], Time, Time], None]
+Values = tuple[Any, ...]
+
+
+class Runtime:
+    """What every node may read: the clock and the current knowledge version."""
+
+    __slots__ = ("now", "knowledge")
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self.now: Time = float("-inf")
+        self.knowledge = knowledge
+
+
+def picker(positions: Sequence[int]) -> Callable[[Values], Any]:
+    """A fast function taking the values at ``positions``: a scalar for one position, a
+    tuple otherwise (used for join keys, where scalars hash fastest)."""
+    if not positions:
+        return lambda v: ()
+    if len(positions) == 1:
+        return itemgetter(positions[0])
+    return itemgetter(*positions)
+
+
+def tuple_picker(positions: Sequence[int]) -> Callable[[Values], Values]:
+    """Like :func:`picker` but always returns a tuple (used to build output values)."""
+    if not positions:
+        return lambda v: ()
+    if len(positions) == 1:
+        i = positions[0]
+        return lambda v: (v[i],)
+    return itemgetter(*positions)
+
+
+def condition(
+    goals: Sequence[Goal], names: Sequence[str], runtime: Runtime
+) -> Callable[[Values], bool] | None:
+    """All ``goals`` as one test on a node's values (None when there is nothing to test)."""
+    if not goals:
+        return None
+    names = tuple(names)
+    tests = tuple(g.holds for g in goals)
+
+    def holds(values: Values) -> bool:
+        env = dict(zip(names, values, strict=True))
+        kb = runtime.knowledge
+        return all(test(env, kb) for test in tests)
+
+    return holds
+
+
+# ------------------------------------------------------------- interval operators
+# Each returns the output interval of a (left, right) pair, or None when the pair does not
+# satisfy the operator's time condition (SEMANTICS.md, "Patterns").
+
+
+def _seq(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (ls, re) if le < rs else None
+
+
+def _and(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (ls if ls < rs else rs, le if le > re else re)
+
+
+def _par(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    if max(ls, rs) < min(le, re):
+        return (min(ls, rs), max(le, re))
+    return None
+
+
+def _equals(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (ls, le) if ls == rs and le == re else None
+
+
+def _meets(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (ls, re) if le == rs else None
+
+
+def _during(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (rs, re) if rs < ls and le < re else None
+
+
+def _starts(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (ls, re) if ls == rs and le < re else None
+
+
+def _finishes(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
+    return (rs, le) if le == re and rs < ls else None
+
+
+COMBINE = {
+    "seq": _seq,
+    "and": _and,
+    "par": _par,
+    "equals": _equals,
+    "meets": _meets,
+    "during": _during,
+    "starts": _starts,
+    "finishes": _finishes,
+}
+
+
+# ------------------------------------------------------------------------ nodes
+
+
+class Node:
+    """Base: a list of parents to emit to, and the stores to report and expire."""
+
+    __slots__ = ("parents", "runtime", "horizon", "id")
+
+    def __init__(self, node_id: int, runtime: Runtime) -> None:
+        self.id = node_id
+        self.parents: list[Emit] = []
+        self.runtime = runtime
+        self.horizon: Time | None = None
+
+    def emit(self, values: Values, start: Time, end: Time) -> None:
+        for parent in self.parents:
+            parent(values, start, end)
+
+    def stores(self) -> tuple[Store, ...]:
+        return ()
+
+    def expire(self, now: Time) -> int:
+        """Drop stored occurrences that can no longer contribute; return how many."""
+        if self.horizon is None:
+            return 0
+        cutoff = now - self.horizon
+        return sum(s.expire(cutoff) for s in self.stores())
+
+
+class SourceNode(Node):
+    """Matches one event name/arity against constants and (repeated) variables."""
+
+    __slots__ = ("_match",)
+
+    def __init__(
+        self,
+        node_id: int,
+        runtime: Runtime,
+        constants: Sequence[tuple[int, Any]],
+        repeats: Sequence[tuple[int, int]],
+        outputs: Sequence[int],
+        arity: int,
+    ) -> None:
+        super().__init__(node_id, runtime)
+        take = tuple_picker(outputs)
+        plain = not constants and not repeats and list(outputs) == list(range(arity))
+        consts = tuple(constants)
+        reps = tuple(repeats)
+
+        def match(args: Values) -> Values | None:
+            for i, value in consts:
+                if args[i] != value:
+                    return None
+            for i, j in reps:
+                if args[i] != args[j]:
+                    return None
+            return take(args)
+
+        self._match: Callable[[Values], Values | None] = (lambda args: args) if plain else match
+
+    def receive(self, args: Values, start: Time, end: Time) -> None:
+        values = self._match(args)
+        if values is not None:
+            self.emit(values, start, end)
+
+
+class ClockNode(Node):
+    """A time point: emits one empty occurrence [q, q] when the clock reaches q."""
+
+    __slots__ = ("time",)
+
+    def __init__(self, node_id: int, runtime: Runtime, time: Time) -> None:
+        super().__init__(node_id, runtime)
+        self.time = time
+
+    def fire(self) -> None:
+        self.emit((), self.time, self.time)
+
+
+class JoinNode(Node):
+    """A binary interval operator under one consumption policy."""
+
+    __slots__ = (
+        "left",
+        "right",
+        "_lkey",
+        "_rkey",
+        "_rest",
+        "_combine",
+        "_check",
+        "_window",
+        "_keep",
+        "_stamp",
+        "left_in",
+        "right_in",
+    )
+
+    def __init__(
+        self,
+        node_id: int,
+        runtime: Runtime,
+        op: str,
+        left_key: Sequence[int],
+        right_key: Sequence[int],
+        right_rest: Sequence[int],
+        check: Callable[[Values], bool] | None,
+        window: Time | None,
+        policy: str,
+        tie_break: str,
+    ) -> None:
+        super().__init__(node_id, runtime)
+        self.left = make_store(policy, tie_break)
+        self.right = make_store(policy, tie_break)
+        self._lkey = picker(left_key)
+        self._rkey = picker(right_key)
+        self._rest = tuple_picker(right_rest)
+        self._combine = COMBINE[op]
+        self._check = check
+        self._window = window
+        self._keep = RETENTION[op]
+        self._stamp: Time = float("-inf")  # the time "now" stores were last valid
+        if policy == "chronological":
+            self.left_in, self.right_in = self._left_chrono, self._right_chrono
+        elif policy == "recent":
+            self.left_in, self.right_in = self._left_recent, self._right_recent
+        else:
+            self.left_in, self.right_in = self._left_all, self._right_all
+
+    def stores(self) -> tuple[Store, ...]:
+        return (self.left, self.right)
+
+    # -- shared steps ---------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        # Stores holding "now"-only occurrences empty themselves once time moves on.
+        now = self.runtime.now
+        if self._stamp != now:
+            self._stamp = now
+            if self._keep[0] == NOW:
+                self.left.clear()
+            if self._keep[1] in (NOW, POINT):
+                self.right.clear()
+
+    def _stores_side(self, side: int, start: Time, end: Time) -> bool:
+        keep = self._keep[side]
+        return keep == KEEP or keep == NOW or (keep == POINT and start == end)
+
+    def _pair(
+        self, lv: Values, ls: Time, le: Time, rv: Values, rs: Time, re: Time
+    ) -> tuple[Values, Time, Time] | None:
+        span = self._combine(ls, le, rs, re)
+        if span is None:
+            return None
+        if self._window is not None and span[1] - span[0] > self._window:
+            return None
+        values = lv + self._rest(rv)
+        if self._check is not None and not self._check(values):
+            return None
+        return values, span[0], span[1]
+
+    # -- unrestricted ---------------------------------------------------------------
+
+    def _left_all(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._lkey(v)
+        bucket = self.right.buckets.get(key)
+        if bucket:
+            pair = self._pair
+            for rv, rs, re in bucket:
+                out = pair(v, s, e, rv, rs, re)
+                if out is not None:
+                    self.emit(*out)
+        if self._keep[0] != NONE:
+            self.left.add(key, (v, s, e))
+
+    def _right_all(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._rkey(v)
+        bucket = self.left.buckets.get(key)
+        if bucket:
+            pair = self._pair
+            for lv, ls, le in bucket:
+                out = pair(lv, ls, le, v, s, e)
+                if out is not None:
+                    self.emit(*out)
+        if self._stores_side(1, s, e):
+            self.right.add(key, (v, s, e))
+
+    # -- chronological: the oldest fitting partner; both are consumed ----------------
+
+    def _left_chrono(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._lkey(v)
+        bucket = self.right.buckets.get(key)
+        if bucket:
+            for index, (rv, rs, re) in enumerate(bucket):
+                out = self._pair(v, s, e, rv, rs, re)
+                if out is not None:
+                    self.right.remove(key, index)
+                    self.emit(*out)
+                    return
+        if self._keep[0] != NONE:
+            self.left.add(key, (v, s, e))
+
+    def _right_chrono(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._rkey(v)
+        bucket = self.left.buckets.get(key)
+        if bucket:
+            for index, (lv, ls, le) in enumerate(bucket):
+                out = self._pair(lv, ls, le, v, s, e)
+                if out is not None:
+                    self.left.remove(key, index)
+                    self.emit(*out)
+                    return
+        if self._stores_side(1, s, e):
+            self.right.add(key, (v, s, e))
+
+    # -- recent: the latest partner; nothing consumed --------------------------------
+
+    def _left_recent(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._lkey(v)
+        bucket = self.right.buckets.get(key)
+        if bucket:
+            rv, rs, re = bucket[0]
+            out = self._pair(v, s, e, rv, rs, re)
+            if out is not None:
+                self.emit(*out)
+        if self._keep[0] != NONE:
+            self.left.add(key, (v, s, e))
+
+    def _right_recent(self, v: Values, s: Time, e: Time) -> None:
+        self._refresh()
+        key = self._rkey(v)
+        bucket = self.left.buckets.get(key)
+        if bucket:
+            lv, ls, le = bucket[0]
+            out = self._pair(lv, ls, le, v, s, e)
+            if out is not None:
+                self.emit(*out)
+        if self._stores_side(1, s, e):
+            self.right.add(key, (v, s, e))
+
+
+class Blockers:
+    """Occurrences of a negated pattern per blocker key, in arrival (= end) order, with a
+    running maximum of their starts: "some blocker ends before T and starts after S" is one
+    binary search."""
+
+    __slots__ = ("_by_key", "size")
+
+    def __init__(self) -> None:
+        # blocker key -> (ends, running maximum of starts, starts)
+        self._by_key: dict[Any, tuple[list[Time], list[Time], list[Time]]] = {}
+        self.size = 0
+
+    def add(self, key: Any, start: Time, end: Time) -> None:
+        entry = self._by_key.get(key)
+        if entry is None:
+            self._by_key[key] = ([end], [start], [start])
+        else:
+            ends, maxima, starts = entry
+            ends.append(end)
+            maxima.append(start if start > maxima[-1] else maxima[-1])
+            starts.append(start)
+        self.size += 1
+
+    def between(self, key: Any, after: Time, before: Time, *, inclusive: bool = False) -> bool:
+        """Whether a blocker with this key starts after ``after`` (or at it, if inclusive)
+        and ends before ``before``."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            return False
+        ends, maxima, _ = entry
+        count = bisect_left(ends, before)
+        if count == 0:
+            return False
+        latest_start = maxima[count - 1]
+        return latest_start >= after if inclusive else latest_start > after
+
+    def expire(self, cutoff: Time) -> int:
+        """Forget blockers that started before ``cutoff``; return how many."""
+        dropped = 0
+        for key in list(self._by_key):
+            ends, _, starts = self._by_key[key]
+            kept = [(en, st) for en, st in zip(ends, starts, strict=True) if st >= cutoff]
+            if len(kept) == len(ends):
+                continue
+            dropped += len(ends) - len(kept)
+            if not kept:
+                del self._by_key[key]
+                continue
+            maxima: list[Time] = []
+            for _, st in kept:
+                maxima.append(st if not maxima or st > maxima[-1] else maxima[-1])
+            self._by_key[key] = ([en for en, _ in kept], maxima, [st for _, st in kept])
+        self.size -= dropped
+        return dropped
+
+
+class NegationNode(Node):
+    """``NOT(n).[left, right]``: left SEQ right with no occurrence of n strictly between."""
+
+    __slots__ = ("left", "blockers", "_lkey", "_rkey", "_rest", "_bkey_out", "_bkey_neg",
+                 "_check", "_window", "_policy", "left_in", "right_in", "negated_in")
+
+    def __init__(
+        self,
+        node_id: int,
+        runtime: Runtime,
+        left_key: Sequence[int],
+        right_key: Sequence[int],
+        right_rest: Sequence[int],
+        blocker_key: Sequence[tuple[int, int]],
+        check: Callable[[Values], bool] | None,
+        window: Time | None,
+        policy: str,
+        tie_break: str,
+    ) -> None:
+        super().__init__(node_id, runtime)
+        self.left = make_store(policy, tie_break)
+        self.blockers = Blockers()
+        self._lkey = picker(left_key)
+        self._rkey = picker(right_key)
+        self._rest = tuple_picker(right_rest)
+        self._bkey_out = picker([o for o, _ in blocker_key])
+        self._bkey_neg = picker([n for _, n in blocker_key])
+        self._check = check
+        self._window = window
+        self._policy = policy
+        self.left_in = self._left
+        self.right_in = self._right
+        self.negated_in = self._negated
+
+    def stores(self) -> tuple[Store, ...]:
+        return (self.left,)
+
+    def stored(self) -> int:
+        return self.left.size + self.blockers.size
+
+    def _left(self, v: Values, s: Time, e: Time) -> None:
+        self.left.add(self._lkey(v), (v, s, e))
+
+    def _negated(self, v: Values, s: Time, e: Time) -> None:
+        self.blockers.add(self._bkey_neg(v), s, e)
+
+    def _right(self, v: Values, s: Time, e: Time) -> None:
+        key = self._rkey(v)
+        bucket = self.left.buckets.get(key)
+        if not bucket:
+            return
+        candidates = bucket[:1] if self._policy == "recent" else tuple(bucket)
+        for index, (lv, ls, le) in enumerate(candidates):
+            if not le < s or (self._window is not None and e - ls > self._window):
+                continue
+            values = lv + self._rest(v)
+            if self.blockers.between(self._bkey_out(values), le, s):
+                continue
+            if self._check is not None and not self._check(values):
+                continue
+            if self._policy == "chronological":
+                self.left.remove(key, index)
+                self.emit(values, ls, e)
+                return
+            self.emit(values, ls, e)
+
+    def expire(self, now: Time) -> int:
+        if self.horizon is None:
+            return 0
+        cutoff = now - self.horizon
+        return self.left.expire(cutoff) + self.blockers.expire(cutoff)
+
+
+class GuardNode(Node):
+    """ETALIS's ``p CNOT q`` (no q inside p) and ``p FNOT q`` (no q ever before p ends).
+
+    For FNOT only the earliest end of any q per key matters, so that is all it keeps.
+    """
+
+    __slots__ = ("blockers", "_first_end", "_bkey_in", "_bkey_neg", "_fnot", "input_in",
+                 "negated_in")
+
+    def __init__(
+        self, node_id: int, runtime: Runtime, op: str, blocker_key: Sequence[tuple[int, int]]
+    ) -> None:
+        super().__init__(node_id, runtime)
+        self.blockers = Blockers()
+        self._first_end: dict[Any, Time] = {}
+        self._bkey_in = picker([i for i, _ in blocker_key])
+        self._bkey_neg = picker([n for _, n in blocker_key])
+        self._fnot = op == "fnot"
+        self.input_in = self._input
+        self.negated_in = self._negated
+
+    def stored(self) -> int:
+        return self.blockers.size + len(self._first_end)
+
+    def _negated(self, v: Values, s: Time, e: Time) -> None:
+        key = self._bkey_neg(v)
+        if self._fnot:
+            self._first_end.setdefault(key, e)
+        else:
+            self.blockers.add(key, s, e)
+
+    def _input(self, v: Values, s: Time, e: Time) -> None:
+        key = self._bkey_in(v)
+        if self._fnot:
+            first = self._first_end.get(key)
+            if first is not None and first < e:
+                return
+        elif self.blockers.between(key, s, e, inclusive=True):
+            return
+        self.emit(v, s, e)
+
+    def expire(self, now: Time) -> int:
+        if self.horizon is None or self._fnot:
+            return 0
+        return self.blockers.expire(now - self.horizon)
+
+
+class UnionNode(Node):
+    """OR: both inputs pass through, projected onto the variables both bind."""
+
+    __slots__ = ("left_in", "right_in")
+
+    def __init__(
+        self, node_id: int, runtime: Runtime, left: Sequence[int], right: Sequence[int]
+    ) -> None:
+        super().__init__(node_id, runtime)
+        lproj, rproj = tuple_picker(left), tuple_picker(right)
+        self.left_in = lambda v, s, e: self.emit(lproj(v), s, e)
+        self.right_in = lambda v, s, e: self.emit(rproj(v), s, e)
+
+
+class FilterNode(Node):
+    """WHERE conditions and a window over one input."""
+
+    __slots__ = ("_check", "_window")
+
+    def __init__(
+        self,
+        node_id: int,
+        runtime: Runtime,
+        check: Callable[[Values], bool] | None,
+        window: Time | None,
+    ) -> None:
+        super().__init__(node_id, runtime)
+        self._check = check
+        self._window = window
+
+    def receive(self, v: Values, s: Time, e: Time) -> None:
+        if self._window is not None and e - s > self._window:
+            return
+        if self._check is not None and not self._check(v):
+            return
+        self.emit(v, s, e)
+
+
+class ExpandNode(Node):
+    """event_multiply: one output per solution of a static goal."""
+
+    __slots__ = ("_goal", "_inputs", "_outputs")
+
+    def __init__(
+        self, node_id: int, runtime: Runtime, goal: Goal, inputs: Sequence[str], outputs: Sequence[str]
+    ) -> None:
+        super().__init__(node_id, runtime)
+        self._goal = goal
+        self._inputs = tuple(inputs)
+        self._outputs = tuple(outputs)
+
+    def receive(self, v: Values, s: Time, e: Time) -> None:
+        env = dict(zip(self._inputs, v, strict=True))
+        for solution in list(self._goal.solutions(env, self.runtime.knowledge)):
+            self.emit(tuple(solution[n] for n in self._outputs), s, e)
+

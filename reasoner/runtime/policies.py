@@ -1,0 +1,100 @@
+"""Occurrence stores: where a node keeps the occurrences waiting for a partner ("goals").
+
+A store is a dict from join key to a bucket of occurrences ``(values, start, end)`` in
+arrival order. The consumption policy decides what a bucket keeps:
+
+* unrestricted and chronological: every stored occurrence (chronological removes the ones it
+  consumes);
+* recent: only the latest occurrence per key; among occurrences ending at the same time the
+  tie-break decides which is "latest" (seed 000 §6.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reasoner.values import Time
+
+Occurrence = tuple[tuple[Any, ...], Time, Time]
+
+#: Tie-breaks for the recent policy between two occurrences ending at the same time.
+TIE_BREAKS = ("longer", "shorter")
+
+
+class Store:
+    """Occurrences per join key, in arrival order."""
+
+    __slots__ = ("buckets", "size")
+
+    def __init__(self) -> None:
+        self.buckets: dict[Any, list[Occurrence]] = {}
+        self.size = 0
+
+    def add(self, key: Any, occ: Occurrence) -> None:
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [occ]
+        else:
+            bucket.append(occ)
+        self.size += 1
+
+    def remove(self, key: Any, index: int) -> None:
+        bucket = self.buckets[key]
+        del bucket[index]
+        if not bucket:
+            del self.buckets[key]
+        self.size -= 1
+
+    def clear(self) -> None:
+        self.buckets.clear()
+        self.size = 0
+
+    def expire(self, cutoff: Time) -> int:
+        """Drop occurrences that started before ``cutoff``; return how many."""
+        dropped = 0
+        for key in list(self.buckets):
+            bucket = self.buckets[key]
+            kept = [o for o in bucket if o[1] >= cutoff]
+            if len(kept) != len(bucket):
+                dropped += len(bucket) - len(kept)
+                if kept:
+                    self.buckets[key] = kept
+                else:
+                    del self.buckets[key]
+        self.size -= dropped
+        return dropped
+
+
+class RecentStore(Store):
+    """Keeps only the latest occurrence per key (the recent policy)."""
+
+    __slots__ = ("_newer",)
+
+    def __init__(self, tie_break: str = "longer") -> None:
+        super().__init__()
+        self._newer: Callable[[Occurrence, Occurrence], bool] = (
+            _newer_longer if tie_break == "longer" else _newer_shorter
+        )
+
+    def add(self, key: Any, occ: Occurrence) -> None:
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [occ]
+            self.size += 1
+        elif self._newer(occ, bucket[0]):
+            bucket[0] = occ
+
+
+def _newer_longer(new: Occurrence, old: Occurrence) -> bool:
+    # Same end: the longer interval (earlier start) counts as the more recent one.
+    return new[2] > old[2] or (new[2] == old[2] and new[1] <= old[1])
+
+
+def _newer_shorter(new: Occurrence, old: Occurrence) -> bool:
+    return new[2] > old[2] or (new[2] == old[2] and new[1] >= old[1])
+
+
+def make_store(policy: str, tie_break: str) -> Store:
+    """The store a node side uses under ``policy``."""
+    return RecentStore(tie_break) if policy == "recent" else Store()

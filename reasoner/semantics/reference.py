@@ -1,0 +1,441 @@
+"""A small, brute-force evaluator of the declarative semantics (``SEMANTICS.md``).
+
+It exists to be obviously correct, not fast: the incremental engine is tested against it.
+For every rule it enumerates all matches of the body bottom-up from the current
+interpretation (input events plus everything derived so far), adds the head events, and
+repeats until nothing new appears — the minimal model. Rules are evaluated stratum by
+stratum so that a negated pattern (``NOT``, ``cnot``, ``fnot``) only ever looks at events
+that are already complete. Nothing here is shared with the engine except the AST, the
+goal compiler for WHERE/``event_multiply`` conditions and head arithmetic.
+
+ETALIS's own constructs follow ``docs/language.md``:
+
+* ``(p1 SEQ p2) CNOT n`` is ``NOT(n).[p1, p2]``; otherwise ``p CNOT n`` keeps [s, e] of p
+  unless some n has s <= sn and en < e.
+* ``p FNOT n`` keeps [s, e] of p unless some n ended before (en < e); under a window w (an
+  enclosing ``(...).w`` or the rule's ``event_rule_window``) only n with en >= e - w count.
+* ``p EVENT_MULTIPLY g``: one occurrence per solution of g, binding g's variables.
+* ``p1 SEQ p2 STAR_TIMES`` and ``p1 SEQ aggregate(F, p2, R[, W])`` as defined there.
+
+Variables that occur only in a negated or aggregated pattern are local to it. A rule
+property ``event_rule_window`` bounds the body's interval like ``(body).w``. Consumption
+policies are ignored: this is the *unrestricted* semantics.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+from reasoner.errors import EngineError
+from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.builtins import apply_function
+from reasoner.knowledge.facts import FactBase
+from reasoner.knowledge.goals import Expression, Goal, compile_expression, compile_goal, term_value
+from reasoner.language.ast import (
+    Aggregate,
+    Atom,
+    Binary,
+    Compound,
+    EventAtom,
+    EventRule,
+    ListTerm,
+    Multiply,
+    Not,
+    Number,
+    Pattern,
+    Program,
+    Star,
+    Term,
+    TimePoint,
+    Var,
+    Where,
+    Window,
+)
+from reasoner.runtime.events import Event
+from reasoner.values import Struct, Time, Value
+
+#: Derived events allowed before the evaluation is declared runaway.
+MAX_DERIVED = 20_000
+
+Bindings = frozenset[tuple[str, Value]]
+#: One way a pattern matches: the variable bindings and the interval [start, end].
+Match = tuple[Bindings, Time, Time]
+
+
+def derive(
+    program: Program,
+    stream: Iterable[Event],
+    *,
+    until: Time | None = None,
+    knowledge: Knowledge | None = None,
+) -> set[Event]:
+    """Every event the program's event rules derive from ``stream`` (unrestricted policy).
+
+    Args:
+        program: the rules; its ground facts form the knowledge when none is given.
+        stream: input events (duplicates count once).
+        until: the horizon: inputs ending later are ignored and time points ``q`` count only
+            when ``q <= until``; defaults to the last input's end time.
+        knowledge: the static knowledge for WHERE and ``event_multiply`` goals.
+    Returns:
+        The derived events (inputs only when a rule derives them too).
+        :class:`EngineError` when negation is recursive or derivation runs away;
+        :class:`RuleCompileError` when a goal asks for an unknown predicate.
+
+    >>> from reasoner.language.ast import EventRule, EventAtom, Binary, Var
+    >>> rule = EventRule(EventAtom("c", (Var("X"),)),
+    ...                  Binary("seq", EventAtom("a", (Var("X"),)), EventAtom("b", (Var("X"),))))
+    >>> sorted(derive(Program((rule,)), [Event.at("a", (1,), 1), Event.at("b", (1,), 2)]))
+    [Event(name='c', args=(1,), start=1, end=2)]
+    """
+    inputs = set(stream)
+    if until is not None:
+        inputs = {e for e in inputs if e.end <= until}
+    horizon = until if until is not None else max((e.end for e in inputs), default=None)
+    kb = knowledge if knowledge is not None else FactBase.from_program(program)
+    prefixes = program.prefixes
+    rules = [_Rule.compile(rule, prefixes, kb) for rule in program.event_rules]
+
+    interpretation = set(inputs)
+    derived: set[Event] = set()
+    for stratum in _strata(rules):
+        while True:
+            world = _World(interpretation, horizon, kb, prefixes)
+            fired = {e for rule in stratum for e in rule.fire(world)}
+            # Kept even when it equals an input: a rule derived it.
+            derived |= fired
+            new = fired - interpretation
+            if not new:
+                break
+            interpretation |= new
+            if len(derived) > MAX_DERIVED:
+                names = ", ".join(sorted({r.name for r in stratum}))
+                raise EngineError(
+                    f"runaway derivation: more than {MAX_DERIVED} events from the rules for {names}"
+                )
+    return derived
+
+
+# ------------------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    rule: EventRule
+    head: tuple[Expression, ...]
+    goals: Mapping[Term, Goal]
+    window: int | float | Fraction | None
+
+    @property
+    def name(self) -> str:
+        return self.rule.head.name
+
+    @classmethod
+    def compile(cls, rule: EventRule, prefixes: Mapping[str, str], kb: Knowledge) -> _Rule:
+        goals = {}
+        for condition in _conditions(rule.body):
+            goal = compile_goal(condition, prefixes)
+            goal.check(kb)
+            goals[condition] = goal
+        window = None
+        for name, value in rule.properties:
+            if name == "event_rule_window" and isinstance(value, Number):
+                window = value.value
+        head = tuple(compile_expression(a, prefixes) for a in rule.head.args)
+        return cls(rule, head, goals, window)
+
+    def fire(self, world: _World) -> Iterator[Event]:
+        for bindings, start, end in world.matches(self.rule.body, self.goals, self.window):
+            if self.window is not None and end - start > self.window:
+                continue
+            env = dict(bindings)
+            try:
+                args = tuple(f(env) for f in self.head)
+            except EngineError as exc:
+                raise EngineError(f"rule for '{self.name}': {exc}") from exc
+            yield Event(self.name, args, start, end)
+
+
+def _conditions(pattern: Pattern) -> Iterator[Term]:
+    match pattern:
+        case Where(p, condition) | Multiply(p, condition):
+            yield condition
+            yield from _conditions(p)
+        case Binary(_, left, right):
+            yield from _conditions(left)
+            yield from _conditions(right)
+        case Not(negated, left, right):
+            for p in (negated, left, right):
+                yield from _conditions(p)
+        case Window(p) | Star(p) | Aggregate(_, p):
+            yield from _conditions(p)
+
+
+def _names(pattern: Pattern, negated: bool = False) -> Iterator[tuple[str, bool]]:
+    """Event names a pattern reads, each with whether it is read under a negation."""
+    match pattern:
+        case EventAtom(name):
+            yield name, negated
+        case Binary("cnot" | "fnot", left, right):
+            yield from _names(left, negated)
+            yield from _names(right, True)
+        case Binary(_, left, right):
+            yield from _names(left, negated)
+            yield from _names(right, negated)
+        case Not(n, left, right):
+            yield from _names(n, True)
+            yield from _names(left, negated)
+            yield from _names(right, negated)
+        case Aggregate(_, p):
+            yield from _names(p, True)  # non-monotonic, like negation
+        case Where(p) | Window(p) | Multiply(p) | Star(p):
+            yield from _names(p, negated)
+
+
+def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
+    """Group rules so that every negated name is complete before it is read."""
+    level: dict[str, int] = defaultdict(int)
+    limit = len({r.name for r in rules}) + 1
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            for name, negated in _names(rule.rule.body):
+                needed = level[name] + (1 if negated else 0)
+                if needed > level[rule.name]:
+                    level[rule.name] = needed
+                    changed = True
+                    if needed > limit:
+                        raise EngineError(
+                            f"negation through recursion: '{rule.name}' depends negatively "
+                            f"on itself (via '{name}')"
+                        )
+    grouped: dict[int, list[_Rule]] = defaultdict(list)
+    for rule in rules:
+        grouped[level[rule.name]].append(rule)
+    return [grouped[k] for k in sorted(grouped)]
+
+
+# ---------------------------------------------------------------------- patterns
+
+
+class _World:
+    """One interpretation (a set of events) and how patterns match in it."""
+
+    def __init__(
+        self,
+        events: set[Event],
+        horizon: Time | None,
+        kb: Knowledge,
+        prefixes: Mapping[str, str],
+    ) -> None:
+        self.by_name: dict[tuple[str, int], list[Event]] = defaultdict(list)
+        for e in events:
+            self.by_name[(e.name, len(e.args))].append(e)
+        self.horizon = horizon
+        self.kb = kb
+        self.prefixes = prefixes
+
+    def matches(
+        self, pattern: Pattern, goals: Mapping[Term, Goal], window: Time | None = None
+    ) -> set[Match]:
+        """I(pattern) for every assignment: the set of (bindings, start, end).
+
+        ``window`` is the tightest enclosing window (or rule window): it bounds how far back
+        an FNOT remembers the negated pattern.
+        """
+
+        def sub(p: Pattern) -> set[Match]:
+            return self.matches(p, goals, window)
+
+        match pattern:
+            case EventAtom(name, args):
+                out: set[Match] = set()
+                for e in self.by_name.get((name, len(args)), ()):
+                    env: dict[str, Value] = {}
+                    pairs = zip(args, e.args, strict=True)
+                    if all(_unify(t, v, env, self.prefixes) for t, v in pairs):
+                        out.add((frozenset(env.items()), e.start, e.end))
+                return out
+            case TimePoint(q):
+                ok = self.horizon is not None and q <= self.horizon
+                return {(frozenset(), q, q)} if ok else set()
+            case Binary("or", left, right):
+                return sub(left) | sub(right)
+            case Binary("cnot", Binary("seq", first, second), negated):
+                return sub(Not(negated, first, second))
+            case Binary("cnot" | "fnot" as op, left, negated):
+                blockers = sub(negated)
+                return {
+                    (b, s, e)
+                    for b, s, e in sub(left)
+                    if not any(
+                        _compatible(b, nb) and _blocks(op, s, e, ns, ne, window)
+                        for nb, ns, ne in blockers
+                    )
+                }
+            case Binary("seq", left, Star(right)):
+                firsts = sub(left)
+                return firsts | {
+                    (b1, s1, e2)
+                    for b1, s1, e1 in firsts
+                    for b2, s2, e2 in sub(right)
+                    if e1 < s2 and _compatible(b1, b2)
+                }
+            case Binary("seq", left, Aggregate() as aggregate):
+                return self.aggregate(sub(left), aggregate, sub(aggregate.pattern))
+            case Binary(op, left, right):
+                return {
+                    (_join(b1, b2), *interval)
+                    for b1, s1, e1 in sub(left)
+                    for b2, s2, e2 in sub(right)
+                    if _compatible(b1, b2) and (interval := _relate(op, s1, e1, s2, e2)) is not None
+                }
+            case Not(negated, left, right):
+                blockers = sub(negated)
+                out = set()
+                for b2, s2, e2 in sub(left):
+                    for b3, s3, e3 in sub(right):
+                        if e2 < s3 and _compatible(b2, b3):
+                            joined = _join(b2, b3)
+                            if not any(
+                                _compatible(joined, nb) and e2 < ns and ne < s3
+                                for nb, ns, ne in blockers
+                            ):
+                                out.add((joined, s2, e3))
+                return out
+            case Where(p, condition) | Multiply(p, condition):
+                goal = goals[condition]
+                return {
+                    (frozenset(solution.items()), s, e)
+                    for b, s, e in sub(p)
+                    for solution in goal.solutions(dict(b), self.kb)
+                }
+            case Window(p, size):
+                tighter = size if window is None else min(window, size)
+                inner = self.matches(p, goals, tighter)
+                return {(b, s, e) for b, s, e in inner if e - s <= size}
+        raise EngineError(f"{type(pattern).__name__} is only allowed as the right operand of SEQ")
+
+    def aggregate(self, firsts: set[Match], spec: Aggregate, items: set[Match]) -> set[Match]:
+        """``p1 SEQ aggregate(F, p2, R)`` as docs/language.md defines it."""
+        function, argument = _aggregate_function(spec.function)
+        result = spec.result.name
+        out: set[Match] = set()
+        for b1, s1, e1 in firsts:
+            if function in ("count", "sum"):
+                out.add((b1 | {(result, 0)}, s1, e1))
+            after = [m for m in items if e1 < m[1] and _compatible(b1, m[0])]
+            for b2, s2, e2 in after:
+                window = [m for m in after if m[2] < e2]
+                if spec.window is not None and spec.window[0] == "time":
+                    window = [m for m in window if m[1] >= e2 - spec.window[1]]
+                if spec.window is not None and spec.window[0] == "count":
+                    keep = int(spec.window[1]) - 1
+                    window = sorted(window, key=lambda m: m[2])[-keep:] if keep > 0 else []
+                values = [_value_of(argument, b) for b, _, _ in [*window, (b2, s2, e2)]]
+                out.add((b1 | {(result, _fold(function, values))}, s1, e2))
+        return out
+
+
+def _relate(op: str, s1: Time, e1: Time, s2: Time, e2: Time) -> tuple[Time, Time] | None:
+    """The interval of ``left OP right`` per the semantics table, or None if they don't fit."""
+    match op:
+        case "seq":
+            return (s1, e2) if e1 < s2 else None
+        case "and":
+            return (min(s1, s2), max(e1, e2))
+        case "par":
+            return (min(s1, s2), max(e1, e2)) if max(s1, s2) < min(e1, e2) else None
+        case "equals":
+            return (s1, e1) if s1 == s2 and e1 == e2 else None
+        case "meets":
+            return (s1, e2) if e1 == s2 else None
+        case "during":
+            return (s2, e2) if s2 < s1 <= e1 < e2 else None
+        case "starts":
+            return (s1, e2) if s1 == s2 and e1 < e2 else None
+        case "finishes":
+            return (s2, e1) if e1 == e2 and s2 < s1 else None
+    raise EngineError(f"unknown operator '{op}'")
+
+
+def _blocks(op: str, s: Time, e: Time, ns: Time, ne: Time, window: Time | None) -> bool:
+    """Whether an occurrence [ns, ne] of the negated pattern cancels [s, e]."""
+    if op == "cnot":
+        return s <= ns and ne < e  # inside the interval and over before it completes
+    # fnot: over before the interval completes, and not forgotten by a window.
+    return ne < e and (window is None or ne >= e - window)
+
+
+def _aggregate_function(term: Term) -> tuple[str, str | None]:
+    match term:
+        case Atom("count"):
+            return "count", None
+        case Compound("sum" | "avg" | "min" | "max" as name, (Var(x),)):
+            return name, x
+    raise EngineError(f"unknown aggregate function {term!r}")
+
+
+def _value_of(variable: str | None, bindings: Bindings) -> Value:
+    if variable is None:
+        return 1
+    for name, value in bindings:
+        if name == variable:
+            return value
+    raise EngineError(f"aggregate variable '{variable}' is not bound by its pattern")
+
+
+def _fold(function: str, values: list[Value]) -> Value:
+    if function == "count":
+        return len(values)
+    if function == "min":
+        return min(values)  # type: ignore[type-var]
+    if function == "max":
+        return max(values)  # type: ignore[type-var]
+    total: Value = 0
+    for v in values:
+        total = apply_function("+", (total, v))
+    return total if function == "sum" else apply_function("/", (total, len(values)))
+
+
+def _compatible(a: Bindings, b: Bindings) -> bool:
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    other = dict(large)
+    return all(other.get(k, v) == v for k, v in small)
+
+
+def _join(a: Bindings, b: Bindings) -> Bindings:
+    return frozenset({**dict(a), **dict(b)}.items())
+
+
+def _unify(term: Term, value: Value, env: dict[str, Value], prefixes: Mapping[str, str]) -> bool:
+    """Match an event-pattern argument against a value, binding variables in ``env``."""
+    match term:
+        case Var("_"):
+            return True
+        case Var(name):
+            if name in env:
+                return bool(env[name] == value)
+            env[name] = value
+            return True
+        case Compound(functor, args):
+            return (
+                isinstance(value, Struct)
+                and value.functor == functor
+                and len(value.args) == len(args)
+                and all(_unify(t, v, env, prefixes) for t, v in zip(args, value.args, strict=True))
+            )
+        case ListTerm(items, tail):
+            n = len(items)
+            if not isinstance(value, tuple) or len(value) < n:
+                return False
+            if tail is None and len(value) != n:
+                return False
+            if not all(_unify(t, v, env, prefixes) for t, v in zip(items, value[:n], strict=True)):
+                return False
+            return tail is None or _unify(tail, value[n:], env, prefixes)
+    return bool(term_value(term, prefixes) == value)

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Run every check: lint (ruff), types (mypy) and the test suite (pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+VENV="${VENV:-.venv}"
+echo "== ruff" && "$VENV/bin/ruff" check reasoner connectors tests benchmarks examples
+echo "== mypy" && "$VENV/bin/mypy"
+echo "== pytest" && "$VENV/bin/pytest" -q "$@"

@@ -1,0 +1,133 @@
+import io
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from connectors.events import (
+    InputFormatError,
+    JsonLinesWriter,
+    Rejected,
+    TimeStyle,
+    merge_streams,
+    read_jsonl,
+)
+from reasoner.runtime.events import Event
+from reasoner.values import IRI, Struct
+
+
+def _read(text: str, style: TimeStyle | None = None) -> tuple[list[Event], list[Rejected]]:
+    rejected: list[Rejected] = []
+    stream = io.StringIO(text)
+    stream.name = "in.jsonl"
+    return list(read_jsonl(stream, style=style, on_reject=rejected.append)), rejected
+
+
+def test_reads_atomic_and_interval_events_with_iris_and_lists() -> None:
+    events, rejected = _read(
+        '{"name": "stock", "args": [1, 101.5, 300], "time": 17}\n'
+        '{"name": "at", "args": [{"iri": "http://ex.org/s"}, [1, ["a"]]], "start": 18, "end": 20}\n'
+        '{"name": "tick", "time": 21.5}\n'
+    )
+    assert rejected == []
+    assert events == [
+        Event("stock", (1, 101.5, 300), 17, 17),
+        Event("at", (IRI("http://ex.org/s"), (1, ("a",))), 18, 20),
+        Event("tick", (), 21.5, 21.5),
+    ]
+
+
+def test_iso_times_become_epoch_seconds_and_are_remembered() -> None:
+    style = TimeStyle()
+    events, _ = _read('{"name": "a", "time": 5}\n', style)
+    assert not style.iso and events[0].end == 5
+    events, _ = _read('{"name": "a", "time": "2021-01-10T06:20:00Z"}\n', style)
+    assert style.iso
+    assert events[0].start == events[0].end == 1610259600
+    events, _ = _read('{"name": "a", "start": "2021-01-10T07:20:00+01:00", "end": 1610259601}')
+    assert (events[0].start, events[0].end) == (1610259600, 1610259601)
+
+
+def test_bad_lines_are_reported_with_file_and_line_and_skipped() -> None:
+    text = "\n".join(
+        [
+            '{"name": "ok", "time": 1}',
+            "{not json",
+            '{"args": [1], "time": 2}',
+            '{"name": "a", "time": "yesterday"}',
+            '{"name": "a", "start": 9, "end": 3}',
+            '{"name": "a", "time": -1}',
+            '{"name": "a", "args": [true], "time": 2}',
+            '{"name": "a", "args": [{"x": 1}], "time": 2}',
+            '{"name": "a", "time": 2, "end": 3}',
+            '{"name": "a", "start": 2}',
+            "[1, 2]",
+            "",
+            '{"name": "ok", "time": 4}',
+        ]
+    )
+    events, rejected = _read(text)
+    assert [e.end for e in events] == [1, 4]
+    assert [(r.file, r.line) for r in rejected] == [("in.jsonl", n) for n in range(2, 12)]
+    reasons = [r.reason for r in rejected]
+    assert reasons[0].startswith("bad JSON")
+    assert reasons[1] == "missing or empty 'name'"
+    assert "not ISO-8601" in reasons[2]
+    assert reasons[3] == "start 9 is after end 3"
+    assert "non-negative" in reasons[4]
+    assert "unsupported argument true" in reasons[5]
+    assert "not both" in reasons[7]
+    assert str(rejected[0]).startswith("in.jsonl:2: bad JSON")
+
+
+def test_missing_file_is_an_input_format_error(tmp_path: Path) -> None:
+    with pytest.raises(InputFormatError, match="no such events file"):
+        read_jsonl(tmp_path / "absent.jsonl")
+
+
+def test_reads_a_file_by_path(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"name": "a", "args": ["x"], "time": 3}\n{"name": "b"}\n')
+    rejected: list[Rejected] = []
+    assert list(read_jsonl(path, on_reject=rejected.append)) == [Event("a", ("x",), 3, 3)]
+    assert rejected == [Rejected(str(path), 2, "missing 'time' (or both 'start' and 'end')")]
+
+
+def test_writer_writes_numbers_iris_structs_and_lists() -> None:
+    out = io.StringIO()
+    writer = JsonLinesWriter(out)
+    event = Event("ce", (IRI("http://x/y"), Struct("f", (1, "a")), (1, (2,)), Fraction(1, 2)), 3, 9)
+    assert writer.write_all([event, Event("e", (), Fraction(4, 2), 5.5)]) == 2
+    lines = out.getvalue().splitlines()
+    assert json.loads(lines[0]) == {
+        "name": "ce",
+        "args": [{"iri": "http://x/y"}, {"functor": "f", "args": [1, "a"]}, [1, [2]], 0.5],
+        "start": 3,
+        "end": 9,
+    }
+    assert lines[1] == '{"name": "e", "args": [], "start": 2, "end": 5.5}'
+
+
+def test_written_lines_read_back_equal_in_iso_form() -> None:
+    style = TimeStyle()
+    text = (
+        '{"name": "r", "args": [{"iri": "http://x/s"}, ["a", 2]], "time": "2021-01-10T06:20:00Z"}\n'
+        '{"name": "s", "args": [{"functor": "g", "args": [1]}], '
+        '"start": "2021-01-10T06:20:00Z", "end": "2021-01-10T09:20:00.5Z"}\n'
+    )
+    events, _ = _read(text, style)
+    out = io.StringIO()
+    JsonLinesWriter(out, style).write_all(events)
+    assert '"start": "2021-01-10T06:20:00Z", "end": "2021-01-10T09:20:00.500000Z"' in out.getvalue()
+    again, rejected = _read(out.getvalue())
+    assert rejected == [] and again == events
+
+
+def test_merge_orders_by_end_time_and_is_stable() -> None:
+    a = [Event("a", (1,), 0, 1), Event("a", (2,), 2, 5), Event("a", (3,), 5, 5)]
+    b = [Event("b", (1,), 1, 1), Event("b", (2,), 5, 5)]
+    c: list[Event] = []
+    merged = [(e.name, e.args[0]) for e in merge_streams(a, b, c)]
+    assert merged == [("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)]
+    assert list(merge_streams(b)) == b
