@@ -31,7 +31,7 @@ from connectors.events.merge import merge_streams
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
 from connectors.events.times import iso_to_epoch
 from connectors.mesowest.station import Station
-from connectors.mesowest.units import Converter, converter, known_units
+from connectors.mesowest.units import Converter, converter, identity, known_units
 from reasoner.runtime.events import Event
 from reasoner.values import Value
 
@@ -51,6 +51,7 @@ _FIELDS: dict[str, tuple[int, str | None]] = {
     "weather_summary": (5, None),
     "precip_accum_one_hour": (6, "precipitation"),
 }
+_CONDITION = 5
 _COLUMN = re.compile(r"(?P<base>[a-z_]+?)_set_\d+d?")
 _HEADER = re.compile(r"#\s*(?P<key>[A-Za-z ]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*:\s*(?P<value>.*)")
 _FEET_PER = {"ft": 1.0, "feet": 1.0, "m": 1 / 0.3048, "meters": 1 / 0.3048}
@@ -139,7 +140,7 @@ class MesoWestFile:
         self._width = len(names)
         self._id_at, self._time_at = names.index("Station_ID"), names.index("Date_Time")
         self.units: dict[str, str] = {}
-        # (cell index, argument position, converter or None for the condition)
+        # (cell index, argument position, converter or None for no conversion, column name)
         self._cells: list[tuple[int, int, Converter | None, str]] = []
         taken: set[int] = set()
         for index, name in enumerate(names):
@@ -159,7 +160,7 @@ class MesoWestFile:
                         f"unknown unit {unit!r} for column {name} "
                         f"(known: {', '.join(known_units(field[1]))})",
                     )
-            self._cells.append((index, field[0], convert, name))
+            self._cells.append((index, field[0], None if convert is identity else convert, name))
 
     def __iter__(self) -> Iterator[Event]:
         try:
@@ -193,18 +194,26 @@ class MesoWestFile:
             yield Event(SENSOR_READING, (ident, *values), time, time)
 
     def _values(self, cells: list[str]) -> list[Value]:
+        # The hot path of a replay: try float() first and look at missing markers only
+        # when that fails; identity units skip the converter call.
         values: list[Value] = [NONE] * 7
         for index, position, convert, name in self._cells:
-            cell = cells[index].strip()
-            if cell.lower() in _MISSING:
+            cell = cells[index]
+            if not cell:
                 continue
-            if convert is None:
-                values[position] = int(cell) if _is_int(cell) else cell
+            if position == _CONDITION:
+                cell = cell.strip()
+                if cell.lower() not in _MISSING:
+                    values[position] = int(cell) if _is_int(cell) else cell
                 continue
             try:
-                values[position] = convert(float(cell))
+                number = float(cell)
             except ValueError:
-                raise ValueError(f"{name}: {cell!r} is not a number") from None
+                if cell.strip().lower() in _MISSING:
+                    continue
+                raise ValueError(f"{name}: {cell.strip()!r} is not a number") from None
+            if number == number:  # NaN marks a missing value
+                values[position] = number if convert is None else convert(number)
         return values
 
 

@@ -26,31 +26,32 @@ _MPH_PER_KNOT = 1852 / 1609.344
 _MPH_PER_KMH = 1000 / 1609.344
 
 
-def _same(x: float) -> float:
+def identity(x: float) -> float:
+    """The converter of a column already in the canonical unit (readers may skip calling it)."""
     return x
 
 
 # Unit spellings seen in Synoptic/MesoWest exports and in hand-written files, lower-cased.
 _UNITS: dict[str, dict[str, Converter]] = {
     "temperature": {
-        **dict.fromkeys(("fahrenheit", "°f", "degf", "f"), _same),
+        **dict.fromkeys(("fahrenheit", "°f", "degf", "f"), identity),
         **dict.fromkeys(("celsius", "°c", "degc", "c"), lambda x: x * 9 / 5 + 32),
         **dict.fromkeys(("kelvin", "k"), lambda x: (x - 273.15) * 9 / 5 + 32),
     },
-    "humidity": dict.fromkeys(("%", "percent", "pct"), _same),
+    "humidity": dict.fromkeys(("%", "percent", "pct"), identity),
     "speed": {
-        **dict.fromkeys(("mph", "miles/hour", "mi/h"), _same),
+        **dict.fromkeys(("mph", "miles/hour", "mi/h"), identity),
         **dict.fromkeys(("m/s", "meters/second", "ms-1", "m s-1"), lambda x: x * _MPH_PER_MS),
         **dict.fromkeys(("knots", "knot", "kt", "kts"), lambda x: x * _MPH_PER_KNOT),
         **dict.fromkeys(("km/h", "kph", "kmh", "kilometers/hour"), lambda x: x * _MPH_PER_KMH),
     },
     "distance": {
-        **dict.fromkeys(("statute miles", "miles", "mi", "statute_miles"), _same),
+        **dict.fromkeys(("statute miles", "miles", "mi", "statute_miles"), identity),
         **dict.fromkeys(("kilometers", "km"), lambda x: x * 1000 / 1609.344),
         **dict.fromkeys(("meters", "m"), lambda x: x / 1609.344),
     },
     "precipitation": {
-        **dict.fromkeys(("inches", "in", "inch"), _same),
+        **dict.fromkeys(("inches", "in", "inch"), identity),
         **dict.fromkeys(("millimeters", "mm"), lambda x: x / 25.4),
         **dict.fromkeys(("centimeters", "cm"), lambda x: x / 2.54),
     },
@@ -74,8 +75,8 @@ def converter(quantity: str, unit: str) -> Converter | None:
     convert = _UNITS[quantity].get(unit.strip().lower())
     if convert is None:
         return None
-    if convert is _same:
-        return _same
+    if convert is identity:
+        return identity
     return lambda x: round(convert(x), 3)
 
 

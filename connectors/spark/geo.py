@@ -144,7 +144,10 @@ def geodesic_km(lat1: Column, lon1: Column, lat2: Column, lon2: Column) -> Colum
     """
     from pyspark.sql import functions as F
 
-    return F.udf(geodesic_km_py, "double")(lat1, lon1, lat2, lon2)
+    # An unannotated lambda, so Spark does not try to read the type hints as a pandas UDF;
+    # plain (pickled) rows, as pyarrow is not a dependency.
+    measure = F.udf(lambda a, b, c, d: geodesic_km_py(a, b, c, d), "double", useArrow=False)
+    return measure(lat1, lon1, lat2, lon2)
 
 
 def within(

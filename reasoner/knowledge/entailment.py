@@ -68,18 +68,36 @@ TRANSITIVE = IRI(OWL + "TransitiveProperty")
 SYMMETRIC = IRI(OWL + "SymmetricProperty")
 
 #: Schema predicates: their triples form the TBox that owlrl closes.
-SCHEMA_PREDICATES = frozenset({SUBCLASS, SUBPROPERTY, DOMAIN, RANGE, EQ_CLASS, EQ_PROPERTY, INVERSE})
+SCHEMA_PREDICATES = frozenset(
+    {SUBCLASS, SUBPROPERTY, DOMAIN, RANGE, EQ_CLASS, EQ_PROPERTY, INVERSE}
+)
 
 #: OWL terms the fast path covers (or that have no effect on instances); any other OWL
 #: predicate or class in the data sends ``owl-rl`` to the owlrl fallback.
 FAST_OWL_VOCABULARY = frozenset(
     IRI(OWL + name)
     for name in (
-        "equivalentClass equivalentProperty inverseOf sameAs TransitiveProperty "
-        "SymmetricProperty Class ObjectProperty DatatypeProperty AnnotationProperty Ontology "
-        "NamedIndividual Thing imports versionInfo versionIRI priorVersion "
-        "backwardCompatibleWith incompatibleWith deprecated"
-    ).split()
+        "equivalentClass",
+        "equivalentProperty",
+        "inverseOf",
+        "sameAs",
+        "TransitiveProperty",
+        "SymmetricProperty",
+        "Class",
+        "ObjectProperty",
+        "DatatypeProperty",
+        "AnnotationProperty",
+        "Ontology",
+        "NamedIndividual",
+        "Thing",
+        "imports",
+        "versionInfo",
+        "versionIRI",
+        "priorVersion",
+        "backwardCompatibleWith",
+        "incompatibleWith",
+        "deprecated",
+    )
 )
 
 _REFLEXIVE = frozenset({SUBCLASS, SUBPROPERTY, EQ_CLASS, EQ_PROPERTY, SAME_AS})
@@ -134,7 +152,9 @@ def entail(asserted: Iterable[Triple], regime: str) -> Closure:
     True
     """
     if regime not in REGIMES:
-        raise KnowledgeError(f"unknown entailment {regime!r} (expected one of {', '.join(REGIMES)})")
+        raise KnowledgeError(
+            f"unknown entailment {regime!r} (expected one of {', '.join(REGIMES)})"
+        )
     facts = set(asserted)
     if regime == "none":
         return Closure(frozenset(), "none")
@@ -175,8 +195,8 @@ def owlrl_closure(triples: Iterable[Triple], regime: str) -> set[Triple]:
     except Exception as e:  # owlrl raises bare exceptions; wrap them with context
         raise KnowledgeError(f"owlrl failed to compute the {regime} closure: {e}") from e
     out = set()
-    for s, p, o in graph:
-        t = (_from_rdflib(s), _from_rdflib(p), _from_rdflib(o))
+    for node_s, node_p, node_o in graph:
+        t = (_from_rdflib(node_s), _from_rdflib(node_p), _from_rdflib(node_o))
         if not is_trivial(t):
             out.add(t)
     return out
@@ -215,7 +235,7 @@ class _Schema:
         self.inverses: dict[Value, set[Value]] = defaultdict(set)
         self.transitive: set[Value] = set()
         self.symmetric: set[Value] = set()
-        tables = {
+        tables: dict[Value, dict[Value, set[Value]]] = {
             SUBCLASS: self.superclasses,
             SUBPROPERTY: self.superproperties,
             DOMAIN: self.domains,
@@ -344,9 +364,13 @@ def _needs_fallback(facts: set[Triple], closed_tbox: set[Triple], regime: str) -
     for _, p, o in facts:
         if isinstance(p, IRI) and p.value.startswith(OWL) and p not in FAST_OWL_VOCABULARY:
             return f"the data uses {p}"
-        if p == TYPE and isinstance(o, IRI) and o.value.startswith(OWL):
-            if o not in FAST_OWL_VOCABULARY:
-                return f"the data uses {o}"
+        if (
+            p == TYPE
+            and isinstance(o, IRI)
+            and o.value.startswith(OWL)
+            and o not in FAST_OWL_VOCABULARY
+        ):
+            return f"the data uses {o}"
     return ""
 
 

@@ -27,6 +27,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import pyoxigraph as ox
@@ -57,11 +58,20 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+class KnowledgeSource(Protocol):
+    """Anything with a current store, e.g. :class:`reasoner.knowledge.KnowledgeBase`."""
+
+    @property
+    def store(self) -> Store: ...
+
+
 class SparqlServer:
-    """A SPARQL 1.1 endpoint over a :class:`~reasoner.knowledge.store.Store`.
+    """A SPARQL 1.1 endpoint over a store or a refreshing knowledge base.
 
     Args:
-        store: the knowledge to serve (replace it atomically later with :meth:`swap`).
+        knowledge: a :class:`~reasoner.knowledge.store.Store`, or an object whose ``store``
+            property is the current version (a ``KnowledgeBase``: its refreshes become
+            visible atomically, each request reading one version).
         config: where to listen and the limits; loopback, read-only by default.
 
     >>> with SparqlServer(Store(), EndpointConfig(port=0)).start() as server:  # doctest: +SKIP
@@ -69,11 +79,14 @@ class SparqlServer:
     http://127.0.0.1:43127/sparql
     """
 
-    def __init__(self, store: Store, config: EndpointConfig | None = None) -> None:
+    def __init__(
+        self, knowledge: Store | KnowledgeSource, config: EndpointConfig | None = None
+    ) -> None:
         self.config = config or EndpointConfig()
-        self._store = store
-        # Writers (swap, publish, update) take this lock; readers never do: they read the
-        # current store reference once per request, which is atomic in Python.
+        self._source = knowledge
+        self._served: Store | None = None  # the version that holds every published detection
+        # Writers (swap, publish, update, first use of a new version) take this lock; readers
+        # only compare one reference, which is atomic in Python.
         self._write_lock = threading.Lock()
         self._published: list[str] = []
         self._published_count = 0
@@ -166,21 +179,30 @@ class SparqlServer:
 
     # ------------------------------------------------------------------ live view
 
-    def swap(self, store: Store) -> None:
-        """Serve another knowledge version from now on, atomically.
+    def swap(self, knowledge: Store | KnowledgeSource) -> None:
+        """Serve other knowledge from now on, atomically (a ``KnowledgeBase`` needs no swap:
+        its refreshes are picked up by themselves).
 
-        Published detections are copied into ``store`` first, so no query ever sees the new
-        knowledge without them; queries already running finish on the old version.
+        Published detections are copied into the new version before any query reads it;
+        queries already running finish on the old version.
 
         Args:
-            store: the new version (e.g. after a knowledge refresh).
+            knowledge: a store or knowledge base, as for the constructor.
 
         >>> server.swap(new_store)  # doctest: +SKIP
         """
-        with self._write_lock:
-            for text in self._published:
-                store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
-            self._store = store
+        self._source = knowledge
+        self._current()
+
+    def _current(self) -> Store:
+        store = self._source if isinstance(self._source, Store) else self._source.store
+        if store is not self._served:
+            with self._write_lock:
+                if store is not self._served:  # another request may have done it meanwhile
+                    for text in self._published:
+                        store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
+                    self._served = store
+        return store
 
     def publish_detections(self, events: Iterable[DetectedEvent]) -> int:
         """Write detected complex events into the ``urn:reasoner:graph:detections`` graph.
@@ -200,8 +222,10 @@ class SparqlServer:
         """
         batch = list(events)
         text = detections_ntriples(batch)
+        store = self._current()
         with self._write_lock:
-            self._store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
+            # A version swapped in meanwhile replays self._published, this batch included.
+            store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
             self._published.append(text)
             self._published_count += len(batch)
         return len(batch)
@@ -253,7 +277,7 @@ class SparqlServer:
                 return _ok(convert_turtle(sd, accept))
 
     def _query(self, operation: QueryOperation, accept: str | None) -> Answer:
-        store = _pyoxigraph_store(self._store)  # one version for the whole request
+        store = _pyoxigraph_store(self._current())  # one version for the whole request
         timeout = self.config.query_timeout_s
         sink = LimitedSink(self.config.max_result_bytes, time.monotonic() + timeout, timeout)
         future = self._pool.submit(
@@ -288,9 +312,10 @@ class SparqlServer:
             raise EndpointError(403, "invalid access token")
 
     def _update(self, operation: UpdateOperation) -> None:
+        store = self._current()
         with self._write_lock:
             try:
-                self._store.update(operation.update)
+                store.update(operation.update)
             except SparqlError as e:
                 status = 400 if isinstance(e.__cause__, SyntaxError) else 500
                 raise EndpointError(status, str(e)) from e

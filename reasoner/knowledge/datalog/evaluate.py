@@ -114,7 +114,7 @@ def _semi_naive(
         return
     while delta:
         delta_view = _Overlay(view, delta)
-        found = []
+        found: list[tuple[Key, Row]] = []
         for c in rules:
             for i, lit in enumerate(c.rule.body):
                 if not (lit.positive and (lit.predicate, lit.arity) in members):
@@ -122,7 +122,7 @@ def _semi_naive(
                 if (lit.predicate, lit.arity) not in delta:
                     continue
                 order = [i, *(j for j in range(len(c.goals)) if j != i)]
-                views = [view] * len(c.goals)
+                views: list[Knowledge] = [view] * len(c.goals)
                 views[i] = delta_view
                 found.extend((c.key, row) for row in _fire(c, order, views))
         delta = _add(model, found)

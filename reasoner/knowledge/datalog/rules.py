@@ -119,6 +119,7 @@ def compile_rules(rules: Iterable[StaticRule], prefixes: Mapping[str, str]) -> t
     """
     out = []
     for rule in rules:
+        args: tuple[Term, ...]
         match rule.head:
             case Atom(name):
                 functor, args = name, ()

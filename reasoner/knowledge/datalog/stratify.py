@@ -84,7 +84,7 @@ def stratify(rules: Iterable[Rule]) -> Strata:
         for lit in r.body:
             callee = (lit.predicate, lit.arity)
             if lit.predicate is not None and callee in by_key:
-                edges[(r.predicate, r.arity)].append((callee, lit.negated))  # type: ignore[arg-type]
+                edges[(r.predicate, r.arity)].append((callee, lit.negated))
     strata = []
     for component in _sccs(list(by_key), edges):
         members = set(component)
@@ -94,9 +94,7 @@ def stratify(rules: Iterable[Rule]) -> Strata:
                 if negated and callee in members:
                     cycle = " -> ".join(f"{p}/{a}" for p, a in _cycle(key, callee, edges, members))
                     span = next(r.span for r in by_key[key])
-                    raise RuleCompileError(
-                        [Diagnostic(f"cycle through negation: {cycle}", span)]
-                    )
+                    raise RuleCompileError([Diagnostic(f"cycle through negation: {cycle}", span)])
         materialised = all(r.safe for key in component for r in by_key[key])
         if recursive and not materialised:
             names = ", ".join(f"{p}/{a}" for p, a in component)

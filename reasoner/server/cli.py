@@ -1,0 +1,111 @@
+"""``reasoner serve``: the SPARQL endpoint from the command line.
+
+The lead's ``reasoner/cli.py`` calls :func:`register`; the sub-command's function is stored
+as the ``handler`` default and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+from reasoner.errors import ReasonerError
+from reasoner.knowledge.store import Store
+from reasoner.server.app import SparqlServer
+from reasoner.server.config import EndpointConfig
+
+#: The environment variable that may hold the access token (keeps it out of ``ps``).
+TOKEN_ENV = "REASONER_ACCESS_TOKEN"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` sub-command.
+
+    Args:
+        subparsers: what ``ArgumentParser.add_subparsers()`` returned.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers())
+    >>> parser.parse_args(["serve", "--port", "0"]).port
+    0
+    """
+    defaults = EndpointConfig()
+    p = subparsers.add_parser(
+        "serve",
+        help="serve the background knowledge over SPARQL 1.1",
+        description="Serve a SPARQL 1.1 endpoint at http://HOST:PORT/sparql (and /health). "
+        f"Read-only unless an access token is given (--access-token-file or ${TOKEN_ENV}).",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--store", metavar="DIR", type=Path, help="an on-disk store to serve")
+    source.add_argument(
+        "--knowledge",
+        metavar="PATH",
+        type=Path,
+        nargs="+",
+        help="RDF files or folders loaded into an in-memory store",
+    )
+    p.add_argument("--host", default=defaults.host, help="interface to bind (default loopback)")
+    p.add_argument("--port", type=int, default=defaults.port, help="TCP port (0: any free one)")
+    p.add_argument(
+        "--access-token-file",
+        type=Path,
+        metavar="FILE",
+        help="a file holding the token that enables SPARQL Update (Authorization: Bearer)",
+    )
+    p.add_argument(
+        "--timeout", type=float, default=defaults.query_timeout_s, help="per-query seconds"
+    )
+    p.add_argument("--max-result-bytes", type=int, default=defaults.max_result_bytes, metavar="N")
+    p.add_argument("--max-request-bytes", type=int, default=defaults.max_request_bytes, metavar="N")
+    p.add_argument(
+        "--workers", type=int, default=defaults.query_workers, help="queries evaluated at once"
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the knowledge, then serve until interrupted.
+
+    Args:
+        args: the parsed ``serve`` options.
+    Returns:
+        the exit status (0 after Ctrl-C, 1 on a user error, reported on stderr).
+
+    >>> run(argparse.Namespace(store=None, knowledge=None, port=-1))  # doctest: +SKIP
+    1
+    """
+    try:
+        config = EndpointConfig(
+            host=args.host,
+            port=args.port,
+            access_token=_token(args.access_token_file),
+            query_timeout_s=args.timeout,
+            max_result_bytes=args.max_result_bytes,
+            max_request_bytes=args.max_request_bytes,
+            query_workers=args.workers,
+        )
+        store = Store(args.store)
+        if args.knowledge:
+            store.load(args.knowledge)
+        server = SparqlServer(store, config).bind()
+    except ReasonerError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    mode = "read-write with the access token" if config.access_token else "read-only"
+    print(f"SPARQL endpoint at {server.url} ({mode}); Ctrl-C stops it", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is the normal way to stop
+        server.serve_forever()
+    return 0
+
+
+def _token(path: Path | None) -> str | None:
+    if path is None:
+        return os.environ.get(TOKEN_ENV) or None
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise ReasonerError(f"cannot read the access token file {path}: {e.strerror}") from e

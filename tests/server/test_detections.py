@@ -1,0 +1,78 @@
+from dataclasses import dataclass
+from fractions import Fraction
+
+import pytest
+
+from reasoner.errors import KnowledgeError
+from reasoner.knowledge.store import Store
+from reasoner.server.detections import DETECTIONS_GRAPH, detections_ntriples
+from reasoner.values import IRI, Struct, Time, Value
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    args: tuple[Value, ...]
+    start: Time
+    end: Time
+
+
+QUERY = """
+PREFIX r: <urn:reasoner:vocab#>
+PREFIX time: <http://www.w3.org/2006/time#>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+SELECT ?name ?arity ?a1 ?a2 ?begin ?end ?stamp WHERE { GRAPH <urn:reasoner:graph:detections> {
+  ?d a r:Detection ; r:event ?name ; r:arity ?arity ; time:hasTime ?i .
+  OPTIONAL { ?d rdf:_1 ?a1 } OPTIONAL { ?d rdf:_2 ?a2 }
+  ?i a time:Interval ; time:hasBeginning ?b ; time:hasEnd ?e .
+  ?b time:inTimePosition/time:numericPosition ?begin ; time:inXSDDateTimeStamp ?stamp .
+  ?e time:inTimePosition/time:numericPosition ?end .
+} } ORDER BY ?name
+"""
+
+
+def _loaded(*events: Event) -> Store:
+    store = Store()
+    store.load_text(detections_ntriples(events), "ntriples", graph=DETECTIONS_GRAPH)
+    return store
+
+
+def test_detection_has_name_arguments_and_owl_time_interval() -> None:
+    store = _loaded(
+        Event("blizzard", ("KSLC", IRI("http://ex.org/KSLC")), 1_700_000_000, Fraction(3401, 2)),
+        Event("calm", (), 0.5, 2),
+    )
+    rows = store.query(QUERY).rows
+    assert rows == (
+        ("blizzard", 2, "KSLC", IRI("http://ex.org/KSLC"), 1_700_000_000.0, 1700.5,
+         "2023-11-14T22:13:20Z"),
+        ("calm", 0, None, None, 0.5, 2.0, "1970-01-01T00:00:00.500000Z"),
+    )
+
+
+def test_publishing_twice_adds_nothing() -> None:
+    event = Event("alarm", (1, 2.5, True), 10, 20)
+    once = _loaded(event)
+    twice = _loaded(event, event)
+    assert len(once) == len(twice) == 18
+
+
+def test_compound_arguments_keep_their_rule_text() -> None:
+    store = _loaded(Event("e", (Struct("pos", (1, "a b")), (1, 2)), 0, 0))
+    rows = store.query(
+        "SELECT ?a ?b ?t WHERE { ?d <http://www.w3.org/1999/02/22-rdf-syntax-ns#_1> ?a ; "
+        "<http://www.w3.org/1999/02/22-rdf-syntax-ns#_2> ?b . BIND(DATATYPE(?a) AS ?t) }"
+    ).rows
+    assert rows == (("pos(1, 'a b')", "[1, 2]", IRI("urn:reasoner:vocab#term")),)
+
+
+def test_strings_are_escaped() -> None:
+    store = _loaded(Event('say "hi"\n', ("back\\slash",), 0, 0))
+    assert store.query("SELECT ?n { ?d <urn:reasoner:vocab#event> ?n }").rows == (
+        ('say "hi"\n',),
+    )
+
+
+def test_an_iri_ntriples_cannot_write_is_refused() -> None:
+    with pytest.raises(KnowledgeError, match="not a valid IRI"):
+        detections_ntriples([Event("e", (IRI("has space"),), 0, 0)])

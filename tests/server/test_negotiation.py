@@ -1,0 +1,27 @@
+from reasoner.server.negotiation import GRAPH_OFFERS, RESULT_OFFERS, choose, parse_accept
+
+
+def test_no_accept_header_gets_the_canonical_format() -> None:
+    assert choose(None, RESULT_OFFERS).media_type == "application/sparql-results+json"
+    assert choose("", GRAPH_OFFERS).media_type == "text/turtle"
+
+
+def test_quality_values_decide() -> None:
+    accept = "application/sparql-results+json;q=0.5, text/tab-separated-values"
+    assert choose(accept, RESULT_OFFERS).format == "tsv"
+
+
+def test_the_most_specific_range_sets_the_weight() -> None:
+    offer = choose("*/*, application/sparql-results+json;q=0.1", RESULT_OFFERS)
+    assert offer.format == "xml"
+
+
+def test_q_zero_excludes_and_unmatched_gives_none() -> None:
+    assert choose("text/csv;q=0", RESULT_OFFERS) is None
+    assert choose("image/png", GRAPH_OFFERS) is None
+    assert parse_accept("text/csv;q=abc") == [("text/csv", 0.0)]
+
+
+def test_generic_json_means_jsonld_for_graphs() -> None:
+    assert choose("application/json", GRAPH_OFFERS).format == "jsonld"
+    assert choose("application/json", RESULT_OFFERS).format == "json"
