@@ -49,7 +49,9 @@ def build_store(path: Path, stations: int) -> None:
 
 async def _client(host: str, port: int, target: str, until: float, out: list[float]) -> int:
     reader, writer = await asyncio.open_connection(host, port)
-    request = f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAccept: application/sparql-results+json\r\n\r\n"
+    request = (
+        f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAccept: application/sparql-results+json\r\n\r\n"
+    )
     failures = 0
     try:
         while time.perf_counter() < until:

@@ -1,7 +1,7 @@
 """The ``mesowest`` command group: ``reasoner mesowest generate ...``.
 
 ``register(subparsers)`` adds the group to the ``reasoner`` command; every parsed command
-carries ``func(args) -> int`` (the exit code). ``python -m connectors.mesowest generate ...``
+carries ``handler(args) -> int`` (the exit code). ``python -m connectors.mesowest generate ...``
 runs the same commands without the main CLI.
 """
 
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_commands(parser.add_subparsers(dest="mesowest_command", required=True))
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        return int(args.handler(args))
     except ReasonerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -88,7 +88,7 @@ def _add_commands(commands: Any) -> None:
         metavar="ID,START,HOURS[,INTENSITY]",
         help="place a storm (repeatable); intensity 1 (default) is a blizzard at its peak",
     )
-    generate_parser.set_defaults(func=_run_generate)
+    generate_parser.set_defaults(handler=_run_generate)
 
 
 def _run_generate(args: argparse.Namespace) -> int:

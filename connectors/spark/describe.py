@@ -121,9 +121,7 @@ def feature_triples(features: DataFrame) -> DataFrame:
             (GN + "countryCode", literal_col(F.nullif(F.col("country_code"), F.lit("")))),
             (
                 GN + "population",
-                literal_col(
-                    F.when(F.col("population") > 0, F.col("population")), XSD + "integer"
-                ),
+                literal_col(F.when(F.col("population") > 0, F.col("population")), XSD + "integer"),
             ),
             (WGS84 + "lat", literal_col(F.col("latitude"), double)),
             (WGS84 + "long", literal_col(F.col("longitude"), double)),

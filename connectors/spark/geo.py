@@ -89,12 +89,12 @@ def reach_cells(lat: Column, lon: Column, radius_km: float, cell_deg: float) -> 
     first = F.floor((lon - dlon + 180.0) / cell_deg).cast("int")
     last = F.floor((lon + dlon + 180.0) / cell_deg).cast("int")
     wide = (last - first + 1) >= columns
-    span = F.when(wide, F.sequence(F.lit(0), F.lit(columns - 1))).otherwise(
-        F.sequence(first, last)
-    )
+    span = F.when(wide, F.sequence(F.lit(0), F.lit(columns - 1))).otherwise(F.sequence(first, last))
     cols = F.array_distinct(F.transform(span, lambda c: F.pmod(c, F.lit(columns))))
     return F.flatten(
-        F.transform(rows, lambda r: F.transform(cols, lambda c: F.struct(r.alias("row"), c.alias("col"))))
+        F.transform(
+            rows, lambda r: F.transform(cols, lambda c: F.struct(r.alias("row"), c.alias("col")))
+        )
     )
 
 
@@ -154,6 +154,8 @@ def within(
     probes: DataFrame,
     points: DataFrame,
     radius_km: float,
+    *,
+    ordered: bool = False,
 ) -> DataFrame:
     """Pairs of a probe and a point at most ``radius_km`` apart (grid join, exact distance).
 
@@ -161,6 +163,8 @@ def within(
         probes: a DataFrame with columns ``pid``, ``plat``, ``plon``.
         points: a DataFrame with columns ``qid``, ``qlat``, ``qlon``.
         radius_km: the distance bound (inclusive).
+        ordered: keep only pairs with ``pid < qid`` (a self-join finds each pair from both
+            ends; dropping one before measuring halves the geodesic work).
     Returns:
         columns ``pid``, ``qid``, ``distance_km`` (every pair within the radius, once).
 
@@ -178,6 +182,8 @@ def within(
         F.explode(reach_cells(F.col("plat"), F.col("plon"), radius_km, cell_deg)).alias("cell"),
     ).select("pid", "plat", "plon", "cell.row", "cell.col")
     candidates = keyed_probes.join(keyed_points, ["row", "col"])
+    if ordered:
+        candidates = candidates.filter(F.col("pid") < F.col("qid"))
     near = candidates.filter(
         haversine_km(F.col("plat"), F.col("plon"), F.col("qlat"), F.col("qlon"))
         <= radius_km * PREFILTER_MARGIN

@@ -66,9 +66,7 @@ def near_triples(links: DataFrame) -> DataFrame:
 
     station = iri_col(SSW + "System_", F.col("station_id"))
     feature = iri_col(GEONAMES_IRI_PREFIX, F.col("geonameid"), "/")
-    rel = iri_col(
-        SSW + "LocatedNearRel", F.concat_ws("_", F.col("station_id"), F.col("geonameid"))
-    )
+    rel = iri_col(SSW + "LocatedNearRel", F.concat_ws("_", F.col("station_id"), F.col("geonameid")))
     rows = [
         (station, ER + "locatedNear", feature),
         (station, OM_OWL + "hasLocatedNearRel", rel),

@@ -25,7 +25,9 @@ class Knowledge(Protocol):
         """
         ...
 
-    def solve(self, predicate: str, pattern: tuple[Value | None, ...]) -> Iterator[tuple[Value, ...]]:
+    def solve(
+        self, predicate: str, pattern: tuple[Value | None, ...]
+    ) -> Iterator[tuple[Value, ...]]:
         """Every ground tuple of ``predicate/len(pattern)`` agreeing with the bound positions.
 
         ``None`` in ``pattern`` marks an unbound position. Bound-position lookups must go

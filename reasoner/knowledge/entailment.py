@@ -8,7 +8,7 @@ schema with owlrl (it is small), and applies the closed schema to the instance d
 indexed semi-naive rules in Python:
 
 * both regimes: rdfs7 / prp-spo1 (sub-property), rdfs2 / prp-dom (domain), rdfs3 / prp-rng
-  (range; never on a literal object), rdfs9 / cax-sco (sub-class; equivalent classes and
+ (range), rdfs9 / cax-sco (sub-class; equivalent classes and
   properties arrive as two-way sub-class / sub-property axioms from the schema closure);
 * ``rdfs`` only: rdf1 (``p rdf:type rdf:Property`` for every predicate used);
 * ``owl-rl`` only: prp-inv1/2 (``owl:inverseOf``), prp-trp (``owl:TransitiveProperty``),
@@ -214,7 +214,8 @@ def materialize(store: Store, regime: str) -> Closure:
     >>> materialize(Store(), "rdfs").inferred
     frozenset()
     """
-    closure = entail(store.triples(graph=None), regime)
+    # With no entailment there is nothing to read: skip converting every asserted triple.
+    closure = entail(() if regime == "none" else store.triples(graph=None), regime)
     store.clear_graph(INFERRED_GRAPH)
     store.add(closure.inferred, INFERRED_GRAPH)
     return closure
@@ -253,7 +254,13 @@ class _Schema:
                 self.symmetric.add(s)
 
     def apply(self, abox: set[Triple]) -> set[Triple]:
-        """The closure of instance triples under the closed schema (semi-naive)."""
+        """The closure of instance triples under the closed schema (semi-naive).
+
+        Like owlrl, it works in generalised RDF: a literal may become a subject on the way
+        (``x p "v"`` with ``p owl:inverseOf q`` gives ``"v" q x``, and with ``q owl:inverseOf
+        p`` back again). Such triples take part in the fixpoint and are dropped at the end
+        as trivial.
+        """
         closure: set[Triple] = set()
         # Transitive properties need a two-premise join: index them by subject and object.
         out_edges: dict[tuple[Value, Value], set[Value]] = defaultdict(set)
@@ -290,10 +297,9 @@ class _Schema:
             produced.add((s, q, o))
         for c in self.domains.get(p, ()):
             produced.add((s, TYPE, c))
-        if isinstance(o, IRI):  # a literal is never typed by a range (no literal subjects)
-            for c in self.ranges.get(p, ()):
-                produced.add((o, TYPE, c))
-        if not self.owl or not isinstance(o, IRI):
+        for c in self.ranges.get(p, ()):
+            produced.add((o, TYPE, c))
+        if not self.owl:
             return
         for q in self.inverses.get(p, ()):
             produced.add((o, q, s))
@@ -330,7 +336,7 @@ class _Schema:
         for s, p, o in closure:
             for s2 in members.get(s, (s,)):
                 for p2 in members.get(p, (p,)):
-                    for o2 in members.get(o, (o,)) if isinstance(o, IRI) else (o,):
+                    for o2 in members.get(o, (o,)):
                         out.add((s2, p2, o2))
         return out
 

@@ -143,6 +143,7 @@ class Engine:
                         "duplicates": 0}
         self._derivations = 0
         self._last_sweep: Any = -math.inf
+        self._ticks = 0
         self._sweep_every: Any = math.inf
         self.add_rules(rules)
 
@@ -186,8 +187,10 @@ class Engine:
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window, spec.policy, self._tie_break,
                     )
-                    self._nodes[spec.left].parents.append(node.left_in)
+                    # Right before left: when one input feeds both sides (stock SEQ stock),
+                    # an occurrence first meets its predecessors, then is stored.
                     self._nodes[spec.right].parents.append(node.right_in)
+                    self._nodes[spec.left].parents.append(node.left_in)
                 case Negation():
                     node = NegationNode(
                         spec.id, rt, spec.left_key, spec.right_key, spec.right_rest,
@@ -196,8 +199,8 @@ class Engine:
                         spec.window, spec.policy, self._tie_break,
                     )
                     self._nodes[spec.negated].parents.append(node.negated_in)
-                    self._nodes[spec.left].parents.append(node.left_in)
                     self._nodes[spec.right].parents.append(node.right_in)
+                    self._nodes[spec.left].parents.append(node.left_in)
                 case Guard():
                     node = GuardNode(spec.id, rt, spec.op, spec.blocker_key)
                     self._nodes[spec.negated].parents.append(node.negated_in)
@@ -364,8 +367,12 @@ class Engine:
     def _tick(self, time: Any) -> None:
         self._runtime.now = time
         self._seen.clear()
-        if time - self._last_sweep >= self._sweep_every:
+        self._ticks += 1
+        # Sweep every half window, and every few thousand time points in any case (negation
+        # nodes free blockers no stored occurrence can use, windows or not).
+        if time - self._last_sweep >= self._sweep_every or self._ticks >= 4096:
             self._last_sweep = time
+            self._ticks = 0
             self._counts["expired"] += sum(node.expire(time) for node in self._nodes)
 
     def _dispatch(self, event: Event) -> None:

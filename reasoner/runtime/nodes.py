@@ -404,12 +404,17 @@ class Blockers:
         latest_start = maxima[count - 1]
         return latest_start >= after if inclusive else latest_start > after
 
-    def expire(self, cutoff: Time) -> int:
-        """Forget blockers that started before ``cutoff``; return how many."""
+    def expire(self, cutoff: Time, *, strict: bool = True) -> int:
+        """Forget blockers that started before ``cutoff`` (or at it, unless ``strict``);
+        return how many."""
         dropped = 0
         for key in list(self._by_key):
             ends, _, starts = self._by_key[key]
-            kept = [(en, st) for en, st in zip(ends, starts, strict=True) if st >= cutoff]
+            kept = [
+                (en, st)
+                for en, st in zip(ends, starts, strict=True)
+                if st > cutoff or (strict and st == cutoff)
+            ]
             if len(kept) == len(ends):
                 continue
             dropped += len(ends) - len(kept)
@@ -491,10 +496,19 @@ class NegationNode(Node):
             self.emit(values, ls, e)
 
     def expire(self, now: Time) -> int:
-        if self.horizon is None:
-            return 0
-        cutoff = now - self.horizon
-        return self.left.expire(cutoff) + self.blockers.expire(cutoff)
+        # A blocker matters only to a left occurrence that ended before it started. Future
+        # left occurrences end at `now` or later, so a blocker that started no later than
+        # every stored left occurrence's end (and `now`) can never block anything again.
+        dropped = 0
+        if self.horizon is not None:
+            cutoff = now - self.horizon
+            dropped += self.left.expire(cutoff)
+        earliest_end = now
+        for bucket in self.left.buckets.values():
+            for _, _, end in bucket:
+                if end < earliest_end:
+                    earliest_end = end
+        return dropped + self.blockers.expire(earliest_end, strict=False)
 
 
 class GuardNode(Node):

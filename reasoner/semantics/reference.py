@@ -57,8 +57,10 @@ from reasoner.language.ast import (
 from reasoner.runtime.events import Event
 from reasoner.values import Struct, Time, Value
 
-#: Derived events allowed before the evaluation is declared runaway.
+#: Derived events, and rounds of one stratum, allowed before the evaluation is declared
+#: runaway (e.g. ``n(X + 1) <- n(X)``); far above what streams of ~30 events need.
 MAX_DERIVED = 20_000
+MAX_ROUNDS = 300
 
 Bindings = frozenset[tuple[str, Value]]
 #: One way a pattern matches: the variable bindings and the interval [start, end].
@@ -102,7 +104,7 @@ def derive(
     interpretation = set(inputs)
     derived: set[Event] = set()
     for stratum in _strata(rules):
-        while True:
+        for _ in range(MAX_ROUNDS):
             world = _World(interpretation, horizon, kb, prefixes)
             fired = {e for rule in stratum for e in rule.fire(world)}
             # Kept even when it equals an input: a rule derived it.
@@ -112,11 +114,15 @@ def derive(
                 break
             interpretation |= new
             if len(derived) > MAX_DERIVED:
-                names = ", ".join(sorted({r.name for r in stratum}))
-                raise EngineError(
-                    f"runaway derivation: more than {MAX_DERIVED} events from the rules for {names}"
-                )
+                raise _runaway(stratum, f"more than {MAX_DERIVED} events")
+        else:
+            raise _runaway(stratum, f"more than {MAX_ROUNDS} rounds")
     return derived
+
+
+def _runaway(stratum: list[_Rule], what: str) -> EngineError:
+    names = ", ".join(sorted({r.name for r in stratum}))
+    return EngineError(f"runaway derivation: {what} from the rules for {names}")
 
 
 # ------------------------------------------------------------------------- rules

@@ -130,7 +130,10 @@ class SparqlServer:
         >>> server.stop()  # doctest: +SKIP
         """
         httpd = self._listen()
-        self._thread = threading.Thread(target=httpd.serve_forever, name="sparql-http")
+        # A short poll interval makes stop() quick (tests start and stop many servers).
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, args=(0.05,), name="sparql-http"
+        )
         self._thread.start()
         return self
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -144,12 +143,22 @@ def evaluate(
         raise EndpointError(400, f"malformed SPARQL query: {e.msg}") from e
     except (ValueError, OSError) as e:
         raise EndpointError(500, f"the query failed: {e}") from e
-    if isinstance(answer, ox.QueryTriples):
-        offer = _negotiate(accept, GRAPH_OFFERS)
-        _write(lambda: answer.serialize(sink, _RDF_FORMATS[offer.format]), sink)
-    else:
-        offer = _negotiate(accept, RESULT_OFFERS)
-        _write(lambda: answer.serialize(sink, _RESULT_FORMATS[offer.format]), sink)
+    try:
+        offers = GRAPH_OFFERS if isinstance(answer, ox.QueryTriples) else RESULT_OFFERS
+        offer = _negotiate(accept, offers)
+        try:
+            if isinstance(answer, ox.QueryTriples):
+                answer.serialize(sink, _RDF_FORMATS[offer.format])
+            else:
+                answer.serialize(sink, _RESULT_FORMATS[offer.format])
+        except (OSError, ValueError) as e:
+            if sink.error is not None:
+                raise sink.error from e
+            raise EndpointError(500, f"cannot serialize the answer: {e}") from e
+    finally:
+        # pyoxigraph results must be dropped on the thread that made them; a traceback
+        # carried to the HTTP thread would otherwise keep this frame's reference alive.
+        del answer
     return Answer(_content_type(offer), sink.getvalue())
 
 
@@ -188,15 +197,6 @@ def _negotiate(accept: str | None, offers: tuple[Offer, ...]) -> Offer:
         available = ", ".join(dict.fromkeys(o.media_type for o in offers))
         raise EndpointError(406, f"cannot answer in {accept!r}; available: {available}")
     return offer
-
-
-def _write(serialize: Callable[[], object], sink: LimitedSink) -> None:
-    try:
-        serialize()
-    except (OSError, ValueError, EndpointError) as e:
-        if sink.error is not None:
-            raise sink.error from e
-        raise EndpointError(500, f"cannot serialize the answer: {e}") from e
 
 
 def _content_type(offer: Offer) -> str:

@@ -72,7 +72,9 @@ def test_is_binds_and_checks():
     assert solutions(c("is", n(3), c("+", X, n(1))), {"X": 2}) == [{"X": 2}]
     assert solutions(c("is", n(4), c("+", X, n(1))), {"X": 2}) == []
     assert solutions(c("is", Y, c("/", X, n(0))), {"X": 2}) == []  # fails, no crash
-    assert solutions(c("is", Y, c("*", Atom("pi"), n(2))), {})[0]["Y"] == pytest.approx(6.2832, 1e-4)
+    assert solutions(c("is", Y, c("*", Atom("pi"), n(2))), {})[0]["Y"] == pytest.approx(
+        6.2832, 1e-4
+    )
 
 
 def test_unknown_arithmetic_function_is_a_compile_error():
@@ -101,9 +103,7 @@ def test_negation_as_failure():
     g = compile_goal(c("\\+", c("edge", X, Atom("a"))), {})
     assert g.holds({"X": "b"}, KB)
     assert not compile_goal(c("\\+", c("edge", X, Y)), {}).holds({"X": "a"}, KB)
-    assert solutions(c(",", c("edge", X, Y), c("\\+", c("edge", Y, Z)))) == [
-        {"X": "c", "Y": "d"}
-    ]
+    assert solutions(c(",", c("edge", X, Y), c("\\+", c("edge", Y, Z)))) == [{"X": "c", "Y": "d"}]
 
 
 def test_if_then_else_commits_to_the_first_condition_solution():

@@ -51,7 +51,7 @@ def test_missing_and_unknown_files(tmp_path: Path) -> None:
 
 def test_bulk_load_on_disk_persists(tmp_path: Path) -> None:
     data = tmp_path / "part-0000.nt"
-    data.write_text("".join(f"<{EX}s{i}> <{EX}p> \"{i}\" .\n" for i in range(100)))
+    data.write_text("".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(100)))
     store = Store(tmp_path / "db")
     store.bulk_load(data, "ntriples")
     store.flush()

@@ -1,5 +1,7 @@
 """Hand-computed cases for the reference evaluator, one or more per operator."""
 
+from fractions import Fraction
+
 import pytest
 
 from reasoner.errors import EngineError, RuleCompileError
@@ -248,7 +250,9 @@ def test_where_with_explicit_knowledge_and_unknown_predicate():
 
 
 def test_multiply_one_occurrence_per_solution():
-    facts = [StaticRule(Compound("driver", (Atom(d), Number(r)))) for d, r in (("d1", 1), ("d2", 2))]
+    facts = [
+        StaticRule(Compound("driver", (Atom(d), Number(r)))) for d, r in (("d1", 1), ("d2", 2))
+    ]
     body = Multiply(ev("req", X), Compound("driver", (Y, Var("_Rank"))))
     program = Program((rule(body, ev("h", X, Y)), *facts))
     assert derive(program, [at("req", 4, "r1")]) == {
@@ -351,3 +355,16 @@ def test_structured_arguments_match():
     body = ev("pos", Compound("coordinates", (X, Y)))
     stream = [at("pos", 1, Struct("coordinates", (3, 4)))]
     assert derive(Program((rule(body, ev("h", X, Y)),)), stream) == {span("h", 1, 1, 3, 4)}
+
+
+def test_fnot_under_the_rule_window_property():
+    body = op("fnot", ev("b"), ev("a"))
+    windowed = rule(body, properties=(("event_rule_window", Number(3)),))
+    assert intervals(windowed, [at("a", 1), at("b", 5)]) == [(5, 5)]
+    assert intervals(windowed, [at("a", 2), at("b", 5)]) == []
+
+
+def test_exact_rational_times():
+    body = op("seq", ev("a"), ev("b"))
+    stream = [at("a", Fraction(1, 3)), at("b", Fraction(1, 2))]
+    assert intervals(rule(body), stream) == [(Fraction(1, 3), Fraction(1, 2))]

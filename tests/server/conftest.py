@@ -11,14 +11,12 @@ from reasoner.knowledge.store import Store
 from reasoner.server import EndpointConfig, SparqlServer
 from reasoner.server.app import KnowledgeSource
 
-TOKEN = "s3cret-token-of-the-tests"
-
 DATA = """
 @prefix ex: <http://ex.org/> .
 ex:KSLC a ex:Station ; ex:name "Salt Lake City" ; ex:temperature -7 .
 ex:KPVU a ex:Station ; ex:name "Provo" ; ex:temperature 2 .
 """
-EXTRA = "<http://ex.org/KOGD> <http://ex.org/name> \"Ogden\" ."
+EXTRA = '<http://ex.org/KOGD> <http://ex.org/name> "Ogden" .'
 
 
 def make_store() -> Store:

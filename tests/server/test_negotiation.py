@@ -1,18 +1,26 @@
-from reasoner.server.negotiation import GRAPH_OFFERS, RESULT_OFFERS, choose, parse_accept
+from collections.abc import Sequence
+
+from reasoner.server.negotiation import GRAPH_OFFERS, RESULT_OFFERS, Offer, choose, parse_accept
+
+
+def pick(accept: str | None, offers: Sequence[Offer]) -> Offer:
+    offer = choose(accept, offers)
+    assert offer is not None, f"nothing chosen for {accept!r}"
+    return offer
 
 
 def test_no_accept_header_gets_the_canonical_format() -> None:
-    assert choose(None, RESULT_OFFERS).media_type == "application/sparql-results+json"
-    assert choose("", GRAPH_OFFERS).media_type == "text/turtle"
+    assert pick(None, RESULT_OFFERS).media_type == "application/sparql-results+json"
+    assert pick("", GRAPH_OFFERS).media_type == "text/turtle"
 
 
 def test_quality_values_decide() -> None:
     accept = "application/sparql-results+json;q=0.5, text/tab-separated-values"
-    assert choose(accept, RESULT_OFFERS).format == "tsv"
+    assert pick(accept, RESULT_OFFERS).format == "tsv"
 
 
 def test_the_most_specific_range_sets_the_weight() -> None:
-    offer = choose("*/*, application/sparql-results+json;q=0.1", RESULT_OFFERS)
+    offer = pick("*/*, application/sparql-results+json;q=0.1", RESULT_OFFERS)
     assert offer.format == "xml"
 
 
@@ -23,5 +31,5 @@ def test_q_zero_excludes_and_unmatched_gives_none() -> None:
 
 
 def test_generic_json_means_jsonld_for_graphs() -> None:
-    assert choose("application/json", GRAPH_OFFERS).format == "jsonld"
-    assert choose("application/json", RESULT_OFFERS).format == "json"
+    assert pick("application/json", GRAPH_OFFERS).format == "jsonld"
+    assert pick("application/json", RESULT_OFFERS).format == "json"

@@ -1,0 +1,97 @@
+"""Stock ticker ce1–ce6 (seed 000 §7): events/s and peak memory per policy and stream size.
+
+Measured in-process: the events are generated before timing, detections are not written.
+Prints a table and writes JSON (``--json``). ``--quick`` is a smoke run of the harness.
+
+    python benchmarks/bench_stock_ticker.py            # N = 10k, 50k, 100k, 1M
+    python benchmarks/bench_stock_ticker.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import resource
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+from connectors.generators.stock import stock_stream
+from reasoner.runtime.engine import Engine
+
+RULES = Path(__file__).resolve().parent.parent / "rules" / "stock_ticker.event"
+#: (policy, extra window on every rule): unrestricted only makes sense with a window.
+SETUPS = (("chronological", None), ("recent", None), ("unrestricted", 20))
+
+
+def windowed_rules(window: int | None) -> str:
+    """The ticker rules, each wrapped in a rule window when ``window`` is given."""
+    text = RULES.read_text(encoding="utf-8")
+    if window is None:
+        return text
+    from reasoner.language.ast import EventRule, Program, Window
+    from reasoner.language.parser import parse
+    from reasoner.language.printer import to_source
+
+    program = parse(text)
+    rules = [
+        EventRule(r.head, Window(r.body, window), r.label, r.properties)
+        for r in program.event_rules
+    ]
+    return to_source(Program(tuple(rules)))
+
+
+def run_once(rules: str, policy: str, events: list) -> tuple[float, Counter[str], int]:
+    engine = Engine(rules, policy=policy)
+    push = engine.push
+    counts: Counter[str] = Counter()
+    gc.collect()
+    began = time.perf_counter()
+    for event in events:
+        for detection in push(event):
+            counts[detection.name] += 1
+    elapsed = time.perf_counter() - began
+    return len(events) / elapsed, counts, engine.stats().stored
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small smoke run")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 1_000_000])
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per setup (median)")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    args = parser.parse_args()
+    sizes, runs = ([2_000], 1) if args.quick else (args.sizes, args.runs)
+
+    results = []
+    print(f"{'N':>9} {'policy':>14} {'window':>6} {'events/s':>10} {'stored':>7}  detections")
+    for size in sizes:
+        events = list(stock_stream(size, seed=42))
+        for policy, window in SETUPS:
+            rules = windowed_rules(window)
+            run_once(rules, policy, events[: min(len(events), 5_000)])  # warm-up
+            measured = [run_once(rules, policy, events) for _ in range(runs)]
+            rate = statistics.median(m[0] for m in measured)
+            counts, stored = measured[0][1], measured[0][2]
+            peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            row = {
+                "n": size,
+                "policy": policy,
+                "window": window,
+                "events_per_s": round(rate),
+                "stored_at_end": stored,
+                "detections": dict(sorted(counts.items())),
+                "peak_rss_mb": round(peak_mb, 1),
+            }
+            results.append(row)
+            detail = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            print(f"{size:>9} {policy:>14} {window or '-':>6} {rate:>10,.0f} {stored:>7}  {detail}")
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,356 @@
+"""Build and refresh a knowledge STORE_DIR: jobs 1-4 on Spark, then job 5, the bulk load.
+
+STORE_DIR holds an Oxigraph store (``pyoxigraph.Store(STORE_DIR)`` opens it) plus
+``parts/<stage>/*.nt`` (each stage's output, reused by refreshes) and ``reasoner-build.json``
+(the build's settings, input checksums, stage fingerprints and version). Asserted triples go
+to the default graph, RDFS-inferred ones to ``reasoner.knowledge.store.INFERRED_GRAPH``.
+
+A build always happens in a sibling folder and replaces STORE_DIR only when complete, so a
+failed job leaves the served knowledge untouched. A refresh re-reads the settings, recomputes
+only stages whose inputs changed (by SHA-256 of the files), and starts no Spark session when
+nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from connectors.spark.output import count_lines, swap_into_place, write_ntriples
+from reasoner.errors import KnowledgeError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+MANIFEST = "reasoner-build.json"
+#: Stages in run order; the last one reads the others' output.
+STAGES = ("ontologies", "stations", "features", "near", "neighbourhoods", "inferred")
+#: Which settings and inputs each stage depends on.
+_DEPENDS: dict[str, tuple[str, ...]] = {
+    "ontologies": ("ontologies",),
+    "stations": ("stations",),
+    "features": ("geonames",),
+    "near": ("stations", "geonames", "radius_km"),
+    "neighbourhoods": ("stations", "neighbour_km"),
+    "inferred": ("ontologies", "stations", "geonames", "radius_km", "neighbour_km", "entailment"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildConfig:
+    """What to build knowledge from.
+
+    ``entailment`` is ``"rdfs"`` (materialise the RDFS closure) or ``"none"``.
+    ``master``, ``memory`` and ``packages`` configure Spark (see ``session``).
+    """
+
+    ontologies: tuple[str, ...] = ()
+    stations: tuple[str, ...] = ()
+    geonames: tuple[str, ...] = ()
+    radius_km: float = 20.0
+    neighbour_km: float = 300.0
+    entailment: str = "rdfs"
+    master: str | None = None
+    memory: str | None = None
+    packages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StageReport:
+    """How one stage went: triples written, seconds spent, whether reused from before."""
+
+    name: str
+    triples: int
+    seconds: float
+    reused: bool
+
+
+@dataclass(slots=True)
+class BuildReport:
+    """The outcome of a build or refresh."""
+
+    store_dir: Path
+    version: int
+    changed: bool
+    stages: list[StageReport] = field(default_factory=list)
+    load_seconds: float = 0.0
+
+
+def _log(message: str) -> None:
+    print(f"[knowledge] {message}", file=sys.stderr, flush=True)
+
+
+def file_checksum(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes.
+
+    Args:
+        path: the file.
+    Returns:
+        the hex digest.
+    Raises:
+        KnowledgeError: when the file cannot be read.
+
+    >>> len(file_checksum("pyproject.toml"))  # doctest: +SKIP
+    64
+    """
+    digest = hashlib.sha256()
+    try:
+        with Path(path).open("rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+    except OSError as e:
+        raise KnowledgeError(f"{path}: cannot read input: {e}") from e
+    return digest.hexdigest()
+
+
+def fingerprints(config: BuildConfig) -> dict[str, str]:
+    """A digest per stage of everything the stage depends on.
+
+    Args:
+        config: the build settings (input files are read and hashed).
+    Returns:
+        stage name -> hex digest; equal digests mean the stage's output can be reused.
+
+    >>> sorted(fingerprints(BuildConfig()))[0]
+    'features'
+    """
+    values: dict[str, object] = {
+        "ontologies": [file_checksum(p) for p in config.ontologies],
+        "stations": [(Path(p).suffix, file_checksum(p)) for p in config.stations],
+        "geonames": [(Path(p).suffix, file_checksum(p)) for p in config.geonames],
+        "radius_km": config.radius_km,
+        "neighbour_km": config.neighbour_km,
+        "entailment": config.entailment,
+    }
+    return {
+        stage: hashlib.sha256(
+            json.dumps([values[k] for k in keys], sort_keys=True).encode()
+        ).hexdigest()
+        for stage, keys in _DEPENDS.items()
+    }
+
+
+def read_manifest(store_dir: str | os.PathLike[str]) -> dict[str, object]:
+    """The manifest of a built STORE_DIR.
+
+    Args:
+        store_dir: the folder.
+    Returns:
+        the parsed ``reasoner-build.json``.
+    Raises:
+        KnowledgeError: when the folder was not built by ``knowledge build``.
+
+    >>> read_manifest("kb")["version"]  # doctest: +SKIP
+    1
+    """
+    file = Path(store_dir) / MANIFEST
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, ValueError) as e:
+        raise KnowledgeError(f"{store_dir}: not a knowledge store built here ({e})") from e
+    if not isinstance(data, dict):
+        raise KnowledgeError(f"{file}: malformed manifest")
+    return data
+
+
+class _Stages:
+    """Runs stages into a staging folder, starting Spark only when a stage needs it."""
+
+    def __init__(self, config: BuildConfig, staging: Path, log: Callable[[str], None]) -> None:
+        self.config = config
+        self.staging = staging
+        self.log = log
+        self._spark: SparkSession | None = None
+        self._stations: DataFrame | None = None
+        self._features: DataFrame | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from connectors.spark.session import get_session
+
+            self.log("starting Spark")
+            self._spark = get_session(
+                self.config.master, self.config.memory, list(self.config.packages) or None
+            )
+        return self._spark
+
+    def stations(self) -> DataFrame:
+        from connectors.spark.readers import load_stations, stations_frame
+
+        if self._stations is None:
+            rows = load_stations(self.config.stations)
+            self._stations = stations_frame(self.spark, rows).cache()
+        return self._stations
+
+    def features(self) -> DataFrame:
+        from connectors.spark.readers import read_geonames
+
+        if self._features is None:
+            work = self.staging / "work"
+            self._features = read_geonames(self.spark, self.config.geonames, work)
+        return self._features
+
+    def triples(self, stage: str) -> DataFrame:
+        """The triple table a stage produces."""
+        from connectors.spark import describe, near, neighbourhoods, rdfs
+        from connectors.spark.readers import RDF_SUFFIXES, rdf_triples, read_ntriples, triples_frame
+
+        if stage == "ontologies":
+            found = [t for p in self.config.ontologies for t in rdf_triples(p)]
+            return triples_frame(self.spark, found)
+        if stage == "stations":
+            raw = [
+                t
+                for p in self.config.stations
+                if Path(p).suffix.lower() in RDF_SUFFIXES
+                for t in rdf_triples(p)
+            ]
+            described = describe.station_triples(self.stations())
+            return described.unionByName(triples_frame(self.spark, raw)) if raw else described
+        if stage == "features":
+            return describe.feature_triples(self.features())
+        if stage == "near":
+            links = near.located_near(self.stations(), self.features(), self.config.radius_km)
+            return near.near_triples(links)
+        if stage == "neighbourhoods":
+            pairs = neighbourhoods.station_pairs(self.stations(), self.config.neighbour_km)
+            pairs = pairs.localCheckpoint()
+            hoods = neighbourhoods.connected_components(self.stations().select("id"), pairs)
+            return neighbourhoods.neighbourhood_triples(pairs, hoods)
+        asserted = [str(self.staging / "parts" / s) for s in STAGES if s != "inferred"]
+        return rdfs.materialise_rdfs(read_ntriples(self.spark, asserted))
+
+
+def build_knowledge(
+    store_dir: str | os.PathLike[str],
+    config: BuildConfig,
+    *,
+    log: Callable[[str], None] = _log,
+    previous: dict[str, object] | None = None,
+) -> BuildReport:
+    """Build knowledge into STORE_DIR (replacing it only once the build succeeded).
+
+    Args:
+        store_dir: the target folder.
+        config: inputs and settings.
+        log: receives one progress line per stage.
+        previous: the manifest of the store being refreshed; stages whose fingerprint is
+            unchanged reuse its parts.
+    Returns:
+        the :class:`BuildReport`.
+    Raises:
+        KnowledgeError: for bad inputs or a failed job; STORE_DIR is then unchanged.
+
+    >>> build_knowledge("kb", BuildConfig(stations=("data/stations/us-mountain-stations.csv",)))
+    ... # doctest: +SKIP
+    """
+    from reasoner.knowledge.store import INFERRED_GRAPH, Store
+
+    if config.entailment not in ("rdfs", "none"):
+        raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected rdfs or none)")
+    target = Path(store_dir).absolute()
+    prints = fingerprints(config)
+    recorded = previous.get("fingerprints", {}) if previous else {}
+    old_prints = recorded if isinstance(recorded, dict) else {}
+    staging = target.with_name(f".{target.name}.building-{os.getpid()}")
+    if staging.exists():
+        shutil.rmtree(staging)
+    (staging / "parts").mkdir(parents=True)
+    version = int(str(previous.get("version", 0))) + 1 if previous else 1
+    report = BuildReport(target, version, changed=True)
+    runner = _Stages(config, staging, log)
+    try:
+        if any(old_prints.get(stage) != prints[stage] for stage in STAGES):
+            runner.spark  # noqa: B018 - start Spark before timing the first stage
+        for stage in STAGES:
+            folder = staging / "parts" / stage
+            if stage == "inferred" and config.entailment == "none":
+                continue
+            started = time.perf_counter()
+            old_folder = target / "parts" / stage
+            if old_prints.get(stage) == prints[stage] and old_folder.is_dir():
+                shutil.copytree(old_folder, folder)
+                count = count_lines(folder)
+                reused = True
+            else:
+                count = _write(runner.triples(stage), folder)
+                reused = False
+            seconds = time.perf_counter() - started
+            report.stages.append(StageReport(stage, count, seconds, reused))
+            how = "reused" if reused else f"{count / max(seconds, 1e-9):,.0f} triples/s"
+            log(f"{stage}: {count:,} triples in {seconds:.1f} s ({how})")
+        started = time.perf_counter()
+        store = Store(staging)
+        for stage in STAGES:
+            folder = staging / "parts" / stage
+            if folder.is_dir() and any(folder.glob("*.nt")):
+                graph = INFERRED_GRAPH if stage == "inferred" else None
+                store.bulk_load(folder, "ntriples", graph=graph)
+        store.flush()
+        del store
+        report.load_seconds = time.perf_counter() - started
+        log(f"load: {report.load_seconds:.1f} s")
+        shutil.rmtree(staging / "work", ignore_errors=True)
+        manifest = {
+            "version": version,
+            "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "config": asdict(config),
+            "fingerprints": prints,
+            "stages": [asdict(s) for s in report.stages],
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        swap_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+def _write(triples: DataFrame, folder: Path) -> int:
+    try:
+        return write_ntriples(triples, folder)
+    except KnowledgeError:
+        raise
+    except Exception as e:  # Spark surfaces job failures as py4j / pyspark errors
+        raise KnowledgeError(f"Spark job writing {folder.name} failed: {e}") from e
+
+
+def refresh_knowledge(
+    store_dir: str | os.PathLike[str], *, log: Callable[[str], None] = _log
+) -> BuildReport:
+    """Rebuild what changed since STORE_DIR was built, with the same settings.
+
+    Args:
+        store_dir: a folder made by :func:`build_knowledge`.
+        log: receives progress lines.
+    Returns:
+        the report; ``changed`` is False (and no Spark started) when no input changed.
+    Raises:
+        KnowledgeError: for a folder not built here or a failed job (the store is unchanged).
+
+    >>> refresh_knowledge("kb").changed  # doctest: +SKIP
+    False
+    """
+    manifest = read_manifest(store_dir)
+    raw = manifest.get("config")
+    if not isinstance(raw, dict):
+        raise KnowledgeError(f"{store_dir}/{MANIFEST}: no build settings")
+    settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    try:
+        config = BuildConfig(**settings)
+    except TypeError as e:
+        raise KnowledgeError(f"{store_dir}/{MANIFEST}: unknown build settings: {e}") from e
+    if fingerprints(config) == manifest.get("fingerprints"):
+        log("up to date: no input changed")
+        version = int(str(manifest.get("version", 1)))
+        return BuildReport(Path(store_dir).absolute(), version, changed=False)
+    return build_knowledge(store_dir, config, log=log, previous=manifest)

@@ -1,0 +1,184 @@
+"""Job 3: station neighbourhoods and their connected components.
+
+Two stations are neighbours when at most ``distance_km`` apart (default 300 km, the
+blizzard-area distance of seed 004). The components of the neighbour graph are computed by
+GraphFrames when its JVM package is on Spark's classpath (``--packages
+io.graphframes:graphframes-spark4_2.13:<version>`` or ``REASONER_SPARK_PACKAGES``), else by
+DataFrame iteration: min-label propagation with pointer jumping. Both name a component by
+its smallest station id, so their outputs are identical.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from connectors.spark.geo import within
+from connectors.spark.session import has_jvm_class
+from connectors.spark.terms import const, iri, iri_col
+from connectors.stations.vocab import ER, RDF_TYPE, SSW
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+#: The default neighbourhood distance, km (seed 004's blizzard area).
+DEFAULT_DISTANCE_KM = 300.0
+#: The JVM class whose presence selects the GraphFrames implementation.
+GRAPHFRAMES_CLASS = "org.graphframes.GraphFrame"
+#: Where neighbourhood (component) IRIs live: ``<prefix><smallest station id>``.
+NEIGHBOURHOOD_PREFIX = "https://w3id.org/etalis-reasoner/id/neighbourhood/"
+
+
+def station_pairs(stations: DataFrame, distance_km: float = DEFAULT_DISTANCE_KM) -> DataFrame:
+    """Pairs of stations at most ``distance_km`` apart, each unordered pair once.
+
+    Args:
+        stations: columns ``id``, ``lat``, ``lon`` (at least).
+        distance_km: the bound (inclusive).
+    Returns:
+        columns ``a``, ``b`` (station ids, ``a < b``) and ``distance_km`` (rounded to the metre).
+
+    >>> station_pairs(stations, 300.0).count()  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    probes = stations.select(
+        F.col("id").alias("pid"), F.col("lat").alias("plat"), F.col("lon").alias("plon")
+    )
+    points = stations.select(
+        F.col("id").alias("qid"), F.col("lat").alias("qlat"), F.col("lon").alias("qlon")
+    )
+    pairs = within(probes, points, distance_km, ordered=True)
+    return pairs.select(
+        F.col("pid").alias("a"),
+        F.col("qid").alias("b"),
+        F.round("distance_km", 3).alias("distance_km"),
+    )
+
+
+def components_dataframe(vertices: DataFrame, edges: DataFrame) -> DataFrame:
+    """Connected components by min-label propagation with pointer jumping, on DataFrames.
+
+    Every vertex starts labelled with its own id; a round lowers each label to the smallest
+    label among the vertex and its neighbours, then jumps each label to its label's label
+    (labels are ids of the same component, never larger than the vertex's own). The loop
+    ends when a round changes nothing, with every vertex labelled by its component's
+    smallest id.
+
+    Args:
+        vertices: a column ``id`` (strings).
+        edges: columns ``a``, ``b`` (undirected).
+    Returns:
+        columns ``id``, ``component`` (the smallest id of the component).
+
+    >>> components_dataframe(stations.select("id"), pairs).count()  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    both = edges.select("a", "b").unionByName(
+        edges.select(F.col("b").alias("a"), F.col("a").alias("b"))
+    )
+    both = both.localCheckpoint()
+    labels = vertices.select("id", F.col("id").alias("label")).localCheckpoint()
+    while True:
+        offered = both.join(labels, both.a == labels.id).select(
+            F.col("b").alias("id"), F.col("label")
+        )
+        lowered = labels.unionByName(offered).groupBy("id").agg(F.min("label").alias("label"))
+        parent = lowered.select(F.col("id").alias("pid"), F.col("label").alias("plabel"))
+        jumped = (
+            lowered.join(parent, lowered.label == parent.pid)
+            .select("id", F.least("label", "plabel").alias("label"))
+            .localCheckpoint()
+        )
+        changed = (
+            jumped.join(labels.withColumnRenamed("label", "old"), "id")
+            .filter(F.col("label") != F.col("old"))
+            .limit(1)
+            .count()
+        )
+        labels = jumped
+        if changed == 0:
+            return labels.select("id", F.col("label").alias("component"))
+
+
+def components_graphframes(vertices: DataFrame, edges: DataFrame) -> DataFrame:
+    """Connected components with GraphFrames (needs its JVM package), named like
+    :func:`components_dataframe`.
+
+    Args:
+        vertices: a column ``id``.
+        edges: columns ``a``, ``b``.
+    Returns:
+        columns ``id``, ``component`` (the smallest id of the component).
+
+    >>> components_graphframes(stations.select("id"), pairs).count()  # doctest: +SKIP
+    """
+    import tempfile
+
+    from graphframes import GraphFrame
+    from pyspark.sql import functions as F
+
+    spark = vertices.sparkSession
+    if spark.sparkContext.getCheckpointDir() is None:
+        # GraphFrames' algorithm checkpoints between iterations.
+        spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="graphframes-"))
+    graph = GraphFrame(
+        vertices.select("id"), edges.select(F.col("a").alias("src"), F.col("b").alias("dst"))
+    )
+    found = graph.connectedComponents()
+    smallest = found.groupBy("component").agg(F.min("id").alias("name"))
+    return found.join(smallest, "component").select("id", F.col("name").alias("component"))
+
+
+def connected_components(vertices: DataFrame, edges: DataFrame) -> DataFrame:
+    """Connected components: GraphFrames when on the classpath, else DataFrame iteration.
+
+    Args:
+        vertices: a column ``id``.
+        edges: columns ``a``, ``b``.
+    Returns:
+        columns ``id``, ``component`` (the smallest id of the component).
+
+    >>> connected_components(stations.select("id"), pairs).count()  # doctest: +SKIP
+    """
+    if has_jvm_class(vertices.sparkSession, GRAPHFRAMES_CLASS):
+        return components_graphframes(vertices, edges)
+    return components_dataframe(vertices, edges)
+
+
+def neighbourhood_triples(pairs: DataFrame, components: DataFrame) -> DataFrame:
+    """RDF for neighbours and components.
+
+    ``S1 er:nearStation S2`` in both directions for each pair; for each station
+    ``S er:neighbourhood N`` and ``N a er:StationNeighbourhood``, with ``N`` named after the
+    component's smallest station id.
+
+    Args:
+        pairs: the DataFrame of :func:`station_pairs`.
+        components: the DataFrame of :func:`connected_components`.
+    Returns:
+        a triple table.
+
+    >>> neighbourhood_triples(pairs, components).count()  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    near = iri(ER + "nearStation")
+    forward = pairs.select(
+        iri_col(SSW + "System_", F.col("a")).alias("s"),
+        F.lit(near).alias("p"),
+        iri_col(SSW + "System_", F.col("b")).alias("o"),
+    )
+    backward = forward.select(F.col("o").alias("s"), "p", F.col("s").alias("o"))
+    hood = iri_col(NEIGHBOURHOOD_PREFIX, F.col("component"))
+    member = components.select(
+        iri_col(SSW + "System_", F.col("id")).alias("s"),
+        F.lit(iri(ER + "neighbourhood")).alias("p"),
+        hood.alias("o"),
+    )
+    kinds = components.select(
+        hood.alias("s"),
+        F.lit(iri(RDF_TYPE)).alias("p"),
+        const(iri(ER + "StationNeighbourhood")).alias("o"),
+    ).distinct()
+    return forward.unionByName(backward).unionByName(member).unionByName(kinds)

@@ -1,0 +1,58 @@
+"""Knowledge-rich stream reasoning over RDF: the ETALIS Language for Events.
+
+The public API: :class:`Engine` detects complex events in a stream of :class:`Event`;
+:func:`load_rules` parses rule text and files; :class:`KnowledgeBase` holds the background
+knowledge that WHERE conditions ask. Names are imported on first use so that
+``import reasoner`` stays fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from reasoner.errors import (
+    EngineError,
+    EventError,
+    KnowledgeError,
+    ReasonerError,
+    RuleCompileError,
+    RuleSyntaxError,
+)
+
+if TYPE_CHECKING:
+    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.language.ast import Program
+    from reasoner.runtime.engine import Engine, load_rules
+    from reasoner.runtime.events import Event
+    from reasoner.values import IRI
+
+_LAZY = {
+    "Engine": "reasoner.runtime.engine",
+    "load_rules": "reasoner.runtime.engine",
+    "Event": "reasoner.runtime.events",
+    "Program": "reasoner.language.ast",
+    "KnowledgeBase": "reasoner.knowledge.snapshot",
+    "IRI": "reasoner.values",
+}
+
+__all__ = [
+    "IRI",
+    "Engine",
+    "EngineError",
+    "Event",
+    "EventError",
+    "KnowledgeBase",
+    "KnowledgeError",
+    "Program",
+    "ReasonerError",
+    "RuleCompileError",
+    "RuleSyntaxError",
+    "load_rules",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'reasoner' has no attribute {name!r}")

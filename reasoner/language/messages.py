@@ -1,0 +1,115 @@
+"""Words for syntax errors: which tokens the parser expected, said the way a person would.
+
+The grammar's terminal names (``BINOP``, ``END``, ...) mean nothing to a user; this module maps
+them to descriptions, folds the many term operators into "an operator", and recognises the common
+places (after a rule head, inside a pattern) to phrase the message for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# Description of each terminal, in the order they are listed in a message.
+_WORDS: dict[str, str] = {
+    "__ANON_0": "'<-'",
+    "LESSTHAN_MINUS": "'<-'",
+    "COLON_MINUS": "':-'",
+    "END": "'.'",
+    "RULE_TAG": "'rule:'",
+    "DIRECTIVE_START": "':-'",
+    "BINOP": "a pattern operator (SEQ, AND, PAR, OR, ...)",
+    "WHERE_KW": "WHERE",
+    "MULTIPLY_KW": "EVENT_MULTIPLY",
+    "STAR_KW": "STAR_TIMES",
+    "NOT_KW": "NOT",
+    "AGG_KW": "aggregate",
+    "ATOM_NAME": "a name",
+    "QUOTED_ATOM": "a quoted atom",
+    "PNAME": "a prefixed name",
+    "VAR": "a variable",
+    "NUMBER": "a number",
+    "NEG_NUMBER": "a number",
+    "DURATION": "a duration such as 20s",
+    "STRING": "a string",
+    "IRI": "an IRI",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "VBAR": "'|'",
+    "DOT": "'.'",
+    "SEMICOLON": "';'",
+    "BANG": "'!'",
+}
+
+# Terminals that are term operators: listed together as "an operator".
+_OPERATORS = frozenset(
+    {"OP700", "OP500", "OP400", "POW", "CARET", "MINUS", "PREFIX900", "PREFIX_DECL", "__ANON_1"}
+)
+
+# Terminals every term start accepts; reported together as "a term".
+_TERM_STARTS = frozenset(
+    {"VAR", "NUMBER", "NEG_NUMBER", "STRING", "IRI", "PNAME", "ATOM_NAME", "QUOTED_ATOM"}
+)
+
+
+def describe_expected(expected: Iterable[str]) -> str:
+    """Say in words what the parser expected, given lark's terminal names.
+
+    Args:
+        expected: names of the terminals the parser could accept.
+
+    Returns:
+        A phrase such as ``"expected '<-', ':-' or '.' after the rule head"``.
+
+    >>> describe_expected({"END", "COLON_MINUS", "LESSTHAN_MINUS", "OP700"})
+    "expected '<-', ':-' or '.' after the rule head"
+    """
+    names = set(expected)
+    words = {_WORDS.get(n, n) for n in names}
+    if {"'<-'", "':-'", "'.'"} <= words and "BINOP" not in names:
+        return "expected '<-', ':-' or '.' after the rule head"
+    if "BINOP" in names and "'.'" in words and "WHERE_KW" in names:
+        return "expected a pattern operator (SEQ, AND, ...), WHERE or '.' after the pattern"
+    if {"NOT_KW", "AGG_KW"} <= names:
+        return "expected an event, a number, '(' or NOT to start a pattern"
+    parts: list[str] = []
+    if names & _TERM_STARTS and len(names & _TERM_STARTS) >= 4:
+        parts.append("a term")
+        names -= _TERM_STARTS
+    has_operator = bool(names & _OPERATORS)
+    names -= _OPERATORS
+    order = list(_WORDS)
+    for name in sorted(names, key=lambda n: order.index(n) if n in order else len(order)):
+        word = _WORDS.get(name)
+        if word is None:
+            word = _literal(name)
+        if word not in parts:
+            parts.append(word)
+    if has_operator:
+        parts.append("an operator")
+    if not parts:
+        return "unexpected input"
+    if len(parts) == 1:
+        return f"expected {parts[0]}"
+    return f"expected {', '.join(parts[:-1])} or {parts[-1]}"
+
+
+def _literal(name: str) -> str:
+    """lark names anonymous terminals after their text (``LESSTHAN``); spell them back."""
+    symbols = {
+        "LESSTHAN": "<",
+        "MORETHAN": ">",
+        "MINUS": "-",
+        "COLON": ":",
+        "QMARK": "?",
+        "EQUAL": "=",
+        "SLASH": "/",
+        "STAR": "*",
+        "PLUS": "+",
+    }
+    parts = name.split("_")
+    if all(p in symbols for p in parts):
+        return "'" + "".join(symbols[p] for p in parts) + "'"
+    return name.lower().replace("_", " ")

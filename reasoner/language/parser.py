@@ -1,0 +1,565 @@
+"""Rule text -> :class:`~reasoner.language.ast.Program`.
+
+The only module that imports lark. The grammar (``grammar/etalis.lark``) is LALR(1) with lark's
+contextual lexer, which keeps parsing linear in the file size; the tree is turned into AST nodes by
+:class:`_ToAst`, and ETALIS's conventions (``db(F).``, labelled rules, ``event_rule_property/3``,
+directive facts) are applied by :func:`_statements`. Every lark error becomes a
+:class:`~reasoner.errors.RuleSyntaxError` whose message says, in words, what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import lark
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from reasoner.errors import Diagnostic, ReasonerError, RuleSyntaxError
+from reasoner.language.ast import (
+    Aggregate,
+    Atom,
+    Binary,
+    Compound,
+    Directive,
+    EventAtom,
+    EventRule,
+    Iri,
+    ListTerm,
+    Multiply,
+    Not,
+    Number,
+    PName,
+    Program,
+    Span,
+    Star,
+    Statement,
+    StaticRule,
+    String,
+    Term,
+    TimePoint,
+    Var,
+    Where,
+    Window,
+)
+from reasoner.language.messages import describe_expected
+
+#: Seconds per window unit.
+UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+
+#: ETALIS facts that configure the system rather than state knowledge (name, arity).
+DIRECTIVE_FACTS = frozenset(
+    {
+        ("print_trigger", 1),
+        ("print_event", 1),
+        ("external_trigger", 1),
+        ("spy_event", 1),
+        ("persistent_event", 1),
+        ("persistent_rule", 1),
+        ("set_etalis_flag", 2),
+        ("event_consumption_policy", 1),
+        ("garbage_control", 1),
+        ("garbage_window", 1),
+        ("garbage_window_step", 1),
+        ("out_of_order", 1),
+        ("revision_flag", 1),
+        ("rule_sharing", 1),
+        ("logging", 1),
+        ("logging_to_file", 1),
+        ("etalis_justification", 1),
+        ("store_fired_events", 1),
+        ("module", 2),
+        ("use_module", 1),
+        ("prefix", 2),
+        ("event_rule_property", 3),
+    }
+)
+
+
+def parse(text: str, file: str | None = None) -> Program:
+    """Parse rule text into a :class:`Program`.
+
+    Args:
+        text: the rules, in the papers' notation or ETALIS's (or both).
+        file: the file name used in spans and error messages.
+
+    Returns:
+        The program; ``program.source`` holds ``text``.
+
+    Raises:
+        RuleSyntaxError: the text does not parse; the diagnostic names the line and column and
+            says what was expected.
+
+    >>> parse("c(X) <- a(X) SEQ b(X).").event_rules[0].body.op
+    'seq'
+    """
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as exc:
+        raise RuleSyntaxError([_syntax_diagnostic(exc, text, file)]) from exc
+    builder = _ToAst(file, text)
+    try:
+        raw = builder.transform(tree)
+    except lark.exceptions.VisitError as exc:
+        if isinstance(exc.orig_exc, RuleSyntaxError):
+            raise exc.orig_exc from None
+        raise
+    return Program(_statements(raw.children, builder), source=text)
+
+
+def parse_file(path: str | Path) -> Program:
+    """Read and parse one rule file.
+
+    Args:
+        path: the ``.event`` file.
+
+    Returns:
+        The program (spans carry ``str(path)``).
+
+    Raises:
+        ReasonerError: the file cannot be read.
+        RuleSyntaxError: the text does not parse.
+
+    >>> parse_file("rules/stock.event")  # doctest: +SKIP
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
+    return parse(text, str(path))
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = (Path(__file__).parent / "grammar" / "etalis.lark").read_text(encoding="utf-8")
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str | None) -> Diagnostic:
+    lines = text.splitlines()
+    line = getattr(exc, "line", None)
+    column = getattr(exc, "column", None)
+    if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
+        line, column = _end_position(text)
+    found: str
+    if isinstance(exc, UnexpectedToken):
+        found = "the end of the file" if exc.token.type == "$END" else f"'{exc.token}'"
+        if exc.token.type == "$END":
+            line, column = _end_position(text)
+        expected = set(exc.accepts or exc.expected)
+    elif isinstance(exc, UnexpectedCharacters):
+        found = f"'{text[exc.pos_in_stream]}'"
+        expected = set(exc.allowed or ())
+    else:
+        found = "the end of the file"
+        expected = set(getattr(exc, "expected", ()) or ())
+    message = f"{describe_expected(expected)}, found {found}"
+    source_line = lines[line - 1] if 0 < line <= len(lines) else None
+    return Diagnostic(message, Span(file, line, column or 1), "error", source_line)
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1
+
+
+# ------------------------------------------------------------------------- tree -> AST
+
+
+def _number(text: str) -> int | float | Fraction:
+    if "r" in text:
+        num, den = text.split("r")
+        return Fraction(int(num), int(den))
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+def _seconds(token: Token) -> tuple[int | float | Fraction, str | None]:
+    """A window size: a bare number (stream units) or a number with a unit (seconds)."""
+    text = str(token)
+    if token.type == "NUMBER":
+        return _number(text), None
+    for unit in ("min", "s", "h", "d"):
+        if text.endswith(unit):
+            amount = _number(text[: -len(unit)])
+            seconds = amount * UNITS[unit]
+            if isinstance(seconds, float) and seconds.is_integer() and isinstance(amount, int):
+                seconds = int(seconds)
+            return seconds, unit
+    raise AssertionError(f"DURATION token without unit: {text!r}")  # the grammar forbids it
+
+
+def _unquote(text: str, quote: str) -> str:
+    body = text[1:-1].replace(quote * 2, quote)
+    out: list[str] = []
+    escapes = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            out.append(escapes.get(body[i + 1], body[i + 1]))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _name(tok: Token) -> str:
+    return _unquote(str(tok), "'") if tok.type == "QUOTED_ATOM" else str(tok)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Raw:
+    """A statement before ETALIS's conventions are applied (internal)."""
+
+    kind: str  # "event" | "clause" | "fact" | "directive"
+    parts: tuple[Any, ...]
+    span: Span
+
+
+class _ToAst(Transformer[Token, Any]):
+    """Builds AST nodes bottom-up. One instance per parse (it keeps per-parse state)."""
+
+    def __init__(self, file: str | None, text: str) -> None:
+        super().__init__()
+        self.file = file
+        self.lines = text.splitlines()
+        # ids of "," compounds written without parentheses: a clause body is the list of these
+        # conjuncts, while a parenthesised conjunction stays one goal (see `paren`).
+        self.bare_conj: set[int] = set()
+
+    def span(self, meta: Any) -> Span | None:
+        if getattr(meta, "empty", True):
+            return None
+        return Span(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def token_span(self, tok: Token) -> Span:
+        return Span(self.file, tok.line or 0, tok.column or 0, tok.end_line, tok.end_column)
+
+    def error(self, message: str, span: Span | None) -> RuleSyntaxError:
+        line = self.lines[span.line - 1] if span and 0 < span.line <= len(self.lines) else None
+        return RuleSyntaxError([Diagnostic(message, span, "error", line)])
+
+    # -- terms --------------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def var(self, meta: Any, children: list[Token]) -> Var:
+        return Var(str(children[0]), self.span(meta))
+
+    @v_args(meta=True)
+    def number(self, meta: Any, children: list[Token]) -> Number:
+        return Number(_number(str(children[0])), self.span(meta))
+
+    @v_args(meta=True)
+    def string(self, meta: Any, children: list[Token]) -> String:
+        return String(_unquote(str(children[0]), '"'), self.span(meta))
+
+    @v_args(meta=True)
+    def iri(self, meta: Any, children: list[Token]) -> Iri:
+        return Iri(str(children[0])[1:-1], self.span(meta))
+
+    @v_args(meta=True)
+    def pname(self, meta: Any, children: list[Token]) -> PName:
+        prefix, local = str(children[0]).split(":", 1)
+        return PName(prefix, local, self.span(meta))
+
+    def functor(self, children: list[Token]) -> str:
+        return _name(children[0])
+
+    def event_name(self, children: list[Token]) -> str:
+        return _name(children[0])
+
+    @v_args(meta=True)
+    def atom(self, meta: Any, children: list[Any]) -> Atom:
+        first = children[0]
+        return Atom(_name(first) if isinstance(first, Token) else first, self.span(meta))
+
+    @v_args(meta=True)
+    def cut(self, meta: Any, children: list[Token]) -> Atom:
+        return Atom("!", self.span(meta))
+
+    @v_args(meta=True)
+    def empty_list(self, meta: Any, children: list[Token]) -> Atom:
+        return Atom("[]", self.span(meta))
+
+    def args(self, children: list[Term]) -> tuple[Term, ...]:
+        return tuple(children)
+
+    @v_args(meta=True)
+    def list(self, meta: Any, children: list[Any]) -> ListTerm:
+        return ListTerm(children[0], None, self.span(meta))
+
+    @v_args(meta=True)
+    def list_tail(self, meta: Any, children: list[Any]) -> ListTerm:
+        return ListTerm(children[0], children[1], self.span(meta))
+
+    @v_args(meta=True)
+    def compound(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(str(children[0]), children[1], self.span(meta))
+
+    @v_args(meta=True)
+    def paren(self, meta: Any, children: list[Any]) -> Any:
+        # A fresh copy, so a parenthesised conjunction is not taken for a bare one.
+        return dataclasses.replace(children[0])
+
+    @v_args(meta=True)
+    def conj(self, meta: Any, children: list[Any]) -> Compound:
+        node = Compound(",", (children[0], children[1]), self.span(meta))
+        self.bare_conj.add(id(node))
+        return node
+
+    @v_args(meta=True)
+    def infix_op(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(str(children[1]), (children[0], children[2]), self.span(meta))
+
+    @v_args(meta=True)
+    def prefix_op(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(str(children[0]), (children[1],), self.span(meta))
+
+    @v_args(meta=True)
+    def op_1200(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(":-", (children[0], children[1]), self.span(meta))
+
+    @v_args(meta=True)
+    def op_or(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(";", (children[0], children[1]), self.span(meta))
+
+    @v_args(meta=True)
+    def op_then(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound("->", (children[0], children[1]), self.span(meta))
+
+    # -- patterns -----------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def event_atom(self, meta: Any, children: list[Any]) -> EventAtom:
+        args = children[1] if len(children) > 1 else ()
+        return EventAtom(str(children[0]), args, self.span(meta))
+
+    @v_args(meta=True)
+    def time_point(self, meta: Any, children: list[Token]) -> TimePoint:
+        return TimePoint(_number(str(children[0])), self.span(meta))
+
+    @v_args(meta=True)
+    def binary(self, meta: Any, children: list[Any]) -> Binary:
+        op = str(children[1]).strip("'").lower()
+        # ETALIS's infix `not` is its interval negation `cnot` (docs/language.md).
+        return Binary("cnot" if op == "not" else op, children[0], children[2], self.span(meta))
+
+    @v_args(meta=True)
+    def star(self, meta: Any, children: list[Any]) -> Star:
+        return Star(children[0], self.span(meta))
+
+    @v_args(meta=True)
+    def where(self, meta: Any, children: list[Any]) -> Where:
+        return Where(children[0], children[2], self.span(meta))
+
+    @v_args(meta=True)
+    def multiply(self, meta: Any, children: list[Any]) -> Multiply:
+        return Multiply(children[0], children[2], self.span(meta))
+
+    def window_size(self, children: list[Token]) -> tuple[int | float | Fraction, str | None]:
+        return _seconds(children[0])
+
+    @v_args(meta=True)
+    def window(self, meta: Any, children: list[Any]) -> Window:
+        size, unit = children[2]
+        return Window(children[0], size, unit, self.span(meta))
+
+    @v_args(meta=True)
+    def negation(self, meta: Any, children: list[Any]) -> Not:
+        patterns = [c for c in children if not isinstance(c, Token)]
+        return Not(patterns[0], patterns[1], patterns[2], self.span(meta))
+
+    def agg_window(self, children: list[Any]) -> tuple[str, int | float | Fraction]:
+        kind = str(children[0])
+        size, unit = children[1]
+        if kind not in ("count", "time"):
+            raise self.error(
+                f"expected count(N) or time(D) as the aggregate window, found '{kind}'",
+                self.token_span(children[0]),
+            )
+        if kind == "count" and (unit is not None or not isinstance(size, int)):
+            raise self.error(
+                "expected a whole number of events in count(N)", self.token_span(children[0])
+            )
+        return kind, size
+
+    @v_args(meta=True)
+    def aggregate(self, meta: Any, children: list[Any]) -> Aggregate:
+        function, pattern, result = children[1], children[2], children[3]
+        window = children[4] if len(children) > 4 else None
+        var = Var(str(result), self.token_span(result))
+        return Aggregate(function, pattern, var, window, self.span(meta))
+
+    # -- statements ---------------------------------------------------------------------
+
+    @v_args(meta=True)
+    def event_rule(self, meta: Any, children: list[Any]) -> _Raw:
+        return _Raw("event", (None, children[0], children[1]), self.span(meta) or _NOWHERE)
+
+    @v_args(meta=True)
+    def labelled_event_rule(self, meta: Any, children: list[Any]) -> _Raw:
+        return _Raw(
+            "event", (children[0], children[2], children[3]), self.span(meta) or _NOWHERE
+        )
+
+    @v_args(meta=True)
+    def clause(self, meta: Any, children: list[Any]) -> _Raw:
+        return _Raw("clause", (children[0], self.conjuncts(children[1])), self.span(meta) or _NOWHERE)
+
+    @v_args(meta=True)
+    def fact(self, meta: Any, children: list[Any]) -> _Raw:
+        return _Raw("fact", (children[0],), self.span(meta) or _NOWHERE)
+
+    @v_args(meta=True)
+    def directive(self, meta: Any, children: list[Any]) -> _Raw:
+        return _Raw("directive", (children[1],), self.span(meta) or _NOWHERE)
+
+    def conjuncts(self, body: Term) -> tuple[Term, ...]:
+        goals: list[Term] = []
+        while isinstance(body, Compound) and id(body) in self.bare_conj:
+            goals.append(body.args[0])
+            body = body.args[1]
+        goals.append(body)
+        return tuple(goals)
+
+
+_NOWHERE = Span(None, 0, 0)
+
+
+# ------------------------------------------------------------------ ETALIS conventions
+
+
+def _statements(raws: list[_Raw], builder: _ToAst) -> tuple[Statement, ...]:
+    """Turn raw statements into AST statements and merge ``event_rule_property/3``."""
+    out: list[Statement] = []
+    for raw in raws:
+        out.append(_statement(raw, builder))
+    labels = {s.label for s in out if isinstance(s, EventRule) and s.label is not None}
+    extra: dict[str, list[tuple[str, Term]]] = {}
+    merged: list[Statement] = []
+    for stmt in out:
+        prop = _rule_property(stmt)
+        if prop is not None and prop[0] in labels:
+            extra.setdefault(prop[0], []).append((prop[1], prop[2]))
+        else:
+            merged.append(stmt)
+    return tuple(
+        dataclasses.replace(s, properties=s.properties + tuple(extra[s.label]))
+        if isinstance(s, EventRule) and s.label in extra
+        else s
+        for s in merged
+    )
+
+
+def _rule_property(stmt: Statement) -> tuple[str, str, Term] | None:
+    if not isinstance(stmt, Directive):
+        return None
+    g = stmt.goal
+    if (
+        isinstance(g, Compound)
+        and g.functor == "event_rule_property"
+        and len(g.args) == 3
+        and isinstance(g.args[0], Atom)
+        and isinstance(g.args[1], Atom)
+    ):
+        return g.args[0].name, g.args[1].name, g.args[2]
+    return None
+
+
+def _statement(raw: _Raw, builder: _ToAst) -> Statement:
+    match raw.kind:
+        case "event":
+            label_term, head_term, body = raw.parts
+            label, properties = _label(label_term, builder)
+            return EventRule(_head(head_term, builder), body, label, properties, raw.span)
+        case "clause":
+            head, body = raw.parts
+            return StaticRule(_clause_head(head, builder), body, raw.span)
+        case "directive":
+            return Directive(raw.parts[0], raw.span)
+        case _:
+            return _fact(raw.parts[0], raw.span, builder)
+
+
+def _fact(term: Term, span: Span, builder: _ToAst) -> Statement:
+    match term:
+        case Compound("db", (fact,)):
+            return StaticRule(_clause_head(fact, builder), (), span)
+        case Compound("prolog" | "static", (Compound(":-", (head, body)),)):
+            return StaticRule(_clause_head(head, builder), builder.conjuncts(body), span)
+        case Compound("prolog" | "static", (fact,)):
+            return StaticRule(_clause_head(fact, builder), (), span)
+        case Compound(functor, args) if (functor, len(args)) in DIRECTIVE_FACTS:
+            return Directive(term, span)
+    return StaticRule(_clause_head(term, builder), (), span)
+
+
+def _head(term: Term, builder: _ToAst) -> EventAtom:
+    match term:
+        case Atom(name):
+            return EventAtom(name, (), term.span)
+        case Compound(functor, args):
+            return EventAtom(functor, args, term.span)
+        case PName(prefix, local):
+            return EventAtom(f"{prefix}:{local}", (), term.span)
+    raise builder.error(
+        "expected an event such as name(Args) as the rule head, found a "
+        + type(term).__name__.lower(),
+        term.span,
+    )
+
+
+def _clause_head(term: Term, builder: _ToAst) -> Term:
+    if isinstance(term, Atom | Compound | PName):
+        return term
+    raise builder.error(
+        "expected an atom or a compound term as the clause head, found a "
+        + type(term).__name__.lower(),
+        term.span,
+    )
+
+
+def _label(term: Term | None, builder: _ToAst) -> tuple[str | None, tuple[tuple[str, Term], ...]]:
+    match term:
+        case None:
+            return None, ()
+        case Atom(name):
+            return name, ()
+        case Compound(name, (ListTerm(items, None),)):
+            return name, _properties(items, builder)
+        case ListTerm(items, None):
+            return None, _properties(items, builder)
+    raise builder.error(
+        "expected a rule label such as r1 or r1([property(Name, Value)]) before 'rule:'",
+        term.span if term is not None else None,
+    )
+
+
+def _properties(items: tuple[Term, ...], builder: _ToAst) -> tuple[tuple[str, Term], ...]:
+    out: list[tuple[str, Term]] = []
+    for item in items:
+        match item:
+            case Compound("property", (Atom(name), value)):
+                out.append((name, value))
+            case _:
+                raise builder.error(
+                    "expected property(Name, Value) in the rule label's list", item.span
+                )
+    return tuple(out)
+

@@ -1,0 +1,197 @@
+import threading
+from pathlib import Path
+
+import pytest
+
+from reasoner.errors import KnowledgeError
+from reasoner.knowledge import INFERRED_GRAPH, KnowledgeBase
+from reasoner.knowledge.goals import compile_goal
+from reasoner.language.ast import (
+    Atom,
+    Compound,
+    Directive,
+    Number,
+    PName,
+    Program,
+    StaticRule,
+    String,
+    Term,
+    Var,
+)
+from reasoner.values import IRI
+
+ROOT = Path(__file__).parent.parent.parent
+ONTOLOGY = ROOT / "ontologies" / "weather.ttl"
+EXAMPLES = ROOT / "ontologies" / "examples"
+WT = "http://etalis.example.org/ontology/weather#"
+EX = "http://etalis.example.org/data/"
+PREFIXES = {"wt": WT, "ex": EX}
+
+
+def c(functor: str, *args: Term) -> Compound:
+    return Compound(functor, args)
+
+
+def program(*rules: StaticRule) -> Program:
+    directives = tuple(Directive(c("prefix", Atom(p), String(iri))) for p, iri in PREFIXES.items())
+    return Program(directives + rules)
+
+
+def holds(kb: KnowledgeBase, goal: Term, **env: object) -> bool:
+    compiled = compile_goal(goal, PREFIXES)
+    compiled.check(kb.snapshot())
+    return compiled.holds(dict(env), kb.snapshot())  # type: ignore[arg-type]
+
+
+def test_enhanced_fire_wind_observations_through_subclass() -> None:
+    kb = KnowledgeBase([ONTOLOGY, EXAMPLES / "enhanced_fire.ttl"])
+    is_wind = c("rdf:type", Var("O"), PName("wt", "WindObservation"))
+    assert holds(kb, is_wind, O=IRI(EX + "Observ_1"))  # Diablo
+    assert holds(kb, is_wind, O=IRI(EX + "Observ_2"))  # Sundowner
+    assert not holds(kb, is_wind, O=IRI(EX + "Observ_3"))  # a temperature observation
+    speed = c(",", c("wt:speed", Var("O"), Var("S")), c(">", Var("S"), Number(50)))
+    assert holds(kb, speed, O=IRI(EX + "Observ_1")) and not holds(kb, speed, O=IRI(EX + "Observ_2"))
+    # rdf/3 and sub-properties: wt:speed is a wt:measure
+    measure = c("rdf", Var("O"), PName("wt", "measure"), Number(60))
+    assert holds(kb, measure, O=IRI(EX + "Observ_1"))
+
+
+def test_jet_stream_transitive_closure_by_entailment_and_by_rules() -> None:
+    ahead = c("wt:linked", Var("A"), Var("B"))
+    p = lambda n: IRI(EX + n)  # noqa: E731
+    owl = KnowledgeBase([ONTOLOGY, EXAMPLES / "jet_stream.ttl"], entailment="owl-rl")
+    assert holds(owl, ahead, A=p("p1"), B=p("p5"))
+    assert not holds(owl, ahead, A=p("p5"), B=p("p1"))
+    assert not holds(owl, ahead, A=p("p1"), B=p("q2"))
+    # seed 004's rules (32): connected(X, Y) as the transitive closure of linked
+    rules = program(
+        StaticRule(c("connected", Var("X"), Var("Y")), (c("wt:linked", Var("X"), Var("Y")),)),
+        StaticRule(
+            c("connected", Var("X"), Var("Z")),
+            (c("wt:linked", Var("X"), Var("Y")), c("connected", Var("Y"), Var("Z"))),
+        ),
+    )
+    kb = KnowledgeBase([EXAMPLES / "jet_stream.ttl"], entailment="none", program=rules)
+    assert holds(kb, c("connected", Var("A"), Var("B")), A=p("p2"), B=p("p5"))
+    assert not holds(kb, c("connected", Var("A"), Var("B")), A=p("q1"), B=p("p5"))
+    # derived binary facts are visible to SPARQL in the inferred graph
+    answer = kb.query(
+        f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{INFERRED_GRAPH}> "
+        "{ ?a <urn:reasoner:pred:connected> ?b } }"
+    )
+    assert answer.rows == ((10 + 1,),)
+
+
+def _between(v: Term, lo: Term, hi: Term) -> tuple[Term, Term]:
+    return c(">=", v, lo), c("<", v, hi)
+
+
+def test_heat_index_classification_and_area_mapping() -> None:
+    hi = Var("HI")
+    shades = [
+        StaticRule(c("shade", hi, Atom("caution")), _between(hi, Number(80), Number(90))),
+        StaticRule(c("shade", hi, Atom("extremeCaution")), _between(hi, Number(90), Number(105))),
+        StaticRule(c("shade", hi, Atom("danger")), _between(hi, Number(105), Number(130))),
+        StaticRule(c("shade", hi, Atom("extremeDanger")), (c(">=", hi, Number(130)),)),
+    ]
+    lat, lon, area = Var("Lat"), Var("Long"), Var("A")
+    bounds = [Var(n) for n in ("MinLat", "MaxLat", "MinLong", "MaxLong")]
+    area_rule = StaticRule(
+        c("area", lat, lon, area),
+        (
+            c("rdf:type", area, PName("wt", "MonitoringArea")),
+            c("wt:minLat", area, bounds[0]),
+            c("wt:maxLat", area, bounds[1]),
+            c("wt:minLong", area, bounds[2]),
+            c("wt:maxLong", area, bounds[3]),
+            *_between(lat, bounds[0], bounds[1]),
+            *_between(lon, bounds[2], bounds[3]),
+        ),
+    )
+    kb = KnowledgeBase([EXAMPLES / "heat_index.ttl"], program=program(*shades, area_rule))
+    snap = kb.snapshot()
+    assert [s for _, s in snap.solve("shade", (79, None))] == []
+    assert [s for _, s in snap.solve("shade", (85, None))] == ["caution"]
+    assert [s for _, s in snap.solve("shade", (90, None))] == ["extremeCaution"]
+    assert [s for _, s in snap.solve("shade", (120, None))] == ["danger"]
+    assert [s for _, s in snap.solve("shade", (130, None))] == ["extremeDanger"]
+    assert [a for *_, a in snap.solve("area", (33.45, -112.07, None))] == [IRI(EX + "Phoenix")]
+    assert list(snap.solve("area", (40.0, -112.0, None))) == []
+
+
+def test_supply_chain_in_both_variants() -> None:
+    n = 60
+    facts = [StaticRule(c("supplies", Atom(f"c{i}"), Atom(f"c{i + 1}"))) for i in range(n)]
+    s, m, t = Var("S"), Var("M"), Var("T")
+    right = [
+        StaticRule(c("inSupChain", s, t), (c("supplies", s, t),)),
+        StaticRule(c("inSupChain", s, t), (c("supplies", s, m), c("inSupChain", m, t))),
+    ]
+    left = [
+        StaticRule(c("inSupChain", s, t), (c("supplies", s, t),)),
+        StaticRule(c("inSupChain", s, t), (c("inSupChain", s, m), c("supplies", m, t))),
+    ]
+    for rules in (right, left):
+        kb = KnowledgeBase(entailment="none", program=Program(tuple(facts + rules)))
+        chain = kb.snapshot().knowledge.model[("inSupChain", 2)]
+        assert len(chain) == n * (n + 1) // 2
+        assert ("c0", f"c{n}") in chain and (f"c{n}", "c0") not in chain
+
+
+def test_refresh_swaps_atomically_and_failure_keeps_the_old_version(tmp_path: Path) -> None:
+    data = tmp_path / "obs.ttl"
+    data.write_text(f"<{EX}o> a <{WT}Diablo> .")
+    kb = KnowledgeBase([ONTOLOGY, data])
+    before = kb.snapshot()
+    wind = c("rdf:type", Var("O"), PName("wt", "WindObservation"))
+    assert before.version == 1 and holds(kb, wind, O=IRI(EX + "o"))
+    data.write_text(f"<{EX}o> a <{WT}TemperatureObservation> .")
+    after = kb.refresh()
+    assert kb.version == 2 and after is kb.snapshot()
+    assert not holds(kb, wind, O=IRI(EX + "o"))
+    # the old snapshot is immutable: an event still holding it sees the old knowledge
+    assert next(before.solve("rdf", (IRI(EX + "o"), None, IRI(WT + "WindObservation"))), None)
+    data.write_text("<broken")
+    with pytest.raises(
+        KnowledgeError, match=r"refresh failed, version 2 stays in use: .*obs\.ttl:1"
+    ):
+        kb.refresh()
+    assert kb.snapshot() is after and kb.version == 2
+    negation_cycle = Program(
+        (
+            StaticRule(c("p", Var("X")), (c("q", Var("X")),)),
+            StaticRule(c("q", Var("X")), (c("r", Var("X")), c("\\+", c("p", Var("X"))))),
+        )
+    )
+    with pytest.raises(KnowledgeError, match="cycle through negation"):
+        kb.refresh([ONTOLOGY], program=negation_cycle)
+    assert kb.snapshot() is after
+
+
+def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> None:
+    data = tmp_path / "v.ttl"
+    data.write_text(f"<{EX}s> <{EX}v> 1 .")
+    kb = KnowledgeBase([data], entailment="none")
+    seen: list[tuple[int, list]] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            snap = kb.snapshot()
+            seen.append((snap.version, [o for _, o in snap.solve(EX + "v", (None, None))]))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    for i in range(2, 6):
+        data.write_text(f"<{EX}s> <{EX}v> {i} .")
+        kb.refresh()
+    stop.set()
+    thread.join()
+    assert all(values == [version] for version, values in seen)
+
+
+def test_on_disk_store_and_unknown_regime(tmp_path: Path) -> None:
+    kb = KnowledgeBase([EXAMPLES / "enhanced_fire.ttl"], store_path=tmp_path / "db")
+    assert kb.store.path == tmp_path / "db" and kb.snapshot().stats["triples"] > 0
+    with pytest.raises(KnowledgeError, match="unknown entailment"):
+        KnowledgeBase(entailment="rdfs+")

@@ -1,0 +1,32 @@
+import argparse
+from pathlib import Path
+
+import pytest
+
+from reasoner.server.cli import register, run
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    return parser.parse_args(["serve", *argv])
+
+
+def test_defaults_are_loopback_and_read_only() -> None:
+    args = _parse()
+    assert (args.host, args.port, args.access_token_file) == ("127.0.0.1", 7878, None)
+    assert args.handler is run
+
+
+def test_store_and_knowledge_exclude_each_other() -> None:
+    with pytest.raises(SystemExit):
+        _parse("--store", "a", "--knowledge", "b")
+
+
+def test_user_errors_exit_1_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(_parse("--port", "0", "--access-token-file", str(tmp_path / "none"))) == 1
+    assert "cannot read the access token file" in capsys.readouterr().err
+    assert run(_parse("--port", "0", "--knowledge", str(tmp_path / "missing.ttl"))) == 1
+    assert "no such file or folder" in capsys.readouterr().err
