@@ -178,7 +178,9 @@ def _is_exotic(closed: set[Triple]) -> bool:
     return False
 
 
-def _one_pass(triples: DataFrame, closed: set[Triple], trivial: bool) -> DataFrame:
+def _one_pass(
+    triples: DataFrame, given: DataFrame, closed: set[Triple], trivial: bool
+) -> DataFrame:
     from pyspark.sql import functions as F
 
     spark = triples.sparkSession
@@ -208,7 +210,7 @@ def _one_pass(triples: DataFrame, closed: set[Triple], trivial: bool) -> DataFra
         .unionByName(schema.filter(F.col("s") != ""))
     )
     if trivial:
-        derived = derived.unionByName(_trivial(triples, triples.unionByName(derived), tables))
+        derived = derived.unionByName(_trivial(given, triples.unionByName(derived), tables))
     return derived.filter(~F.col("s").startswith('"'))
 
 
@@ -275,7 +277,7 @@ def materialise_rdfs(triples: DataFrame, *, trivial: bool = False) -> DataFrame:
     total = base
     while True:
         closed = close_schema(schema, trivial)
-        derived = _one_pass(total, closed, trivial).distinct().localCheckpoint()
+        derived = _one_pass(total, base, closed, trivial).distinct().localCheckpoint()
         # Schema derived from instance data that changes the closure (not merely trivial
         # reflexive triples) means the tables were incomplete: close again and redo.
         found = {(r.s, r.p, r.o) for r in derived.filter(schema_filter).collect()}

@@ -81,7 +81,8 @@ def read_geonames(
     raw = raw.filter(F.length(F.trim("value")) > 0)
 
     def col(name: str) -> Column:
-        return F.col("c")[COLUMNS.index(name)]
+        # get() gives null past the end of a short row (indexing fails under ANSI mode).
+        return F.get(F.col("c"), COLUMNS.index(name))
 
     typed = raw.select(
         F.size("c").alias("ncols"),

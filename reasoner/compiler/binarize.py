@@ -9,7 +9,7 @@ same conditions, window and policy) become one node, used by every rule that con
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 from reasoner.compiler.network import (
     Clock,
@@ -32,6 +32,7 @@ from reasoner.language.ast import (
     Multiply,
     Not,
     Pattern,
+    Star,
     Term,
     TimePoint,
     Var,
@@ -95,6 +96,20 @@ def _rename(node: object, mapping: dict[str, str]) -> object:
             return node
 
 
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a sub-pattern's node depends on beyond its text: the consumption policy and the
+    tightest window enclosing it (FNOT's memory depends on it), so both are in the sharing key."""
+
+    policy: str
+    enclosing: Time | None = None
+
+    def within(self, window: Time | None) -> Context:
+        if window is None or (self.enclosing is not None and self.enclosing <= window):
+            return self
+        return Context(self.policy, window)
+
+
 class Binarizer:
     """Builds nodes for the patterns of one batch of rules, sharing equal sub-patterns.
 
@@ -115,18 +130,18 @@ class Binarizer:
             The id of the node producing the body's occurrences and the names (in the
             caller's variables) of the values it produces, in order.
         """
-        return self._pattern(pattern, (), None, policy)
+        return self._pattern(pattern, (), None, Context(policy))
 
     # ----------------------------------------------------------------- sharing
 
     def _pattern(
-        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, policy: str
+        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, ctx: Context
     ) -> tuple[int, tuple[str, ...]]:
         mapping: dict[str, str] = {}
         canon = _rename((p, conds), mapping)
-        key = f"{policy}|{window}|{dump(canon)}"
+        key = f"{ctx.policy}|{ctx.enclosing}|{window}|{dump(canon)}"
         if key not in self._shared:
-            node_id, names = self._build(p, conds, window, policy)
+            node_id, names = self._build(p, conds, window, ctx)
             self._shared[key] = (node_id, tuple(mapping[n] for n in names))
             return node_id, names
         node_id, canon_names = self._shared[key]
@@ -142,17 +157,18 @@ class Binarizer:
     # ---------------------------------------------------------------- building
 
     def _build(
-        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, policy: str
+        self, p: Pattern, conds: tuple[Term, ...], window: Time | None, ctx: Context
     ) -> tuple[int, tuple[str, ...]]:
+        inner_ctx = ctx.within(window)
         match p:
             case Where(inner, condition):
-                return self._pattern(inner, conds + conjuncts(condition), window, policy)
+                return self._pattern(inner, conds + conjuncts(condition), window, ctx)
             case Window(inner, size):
                 tighter = size if window is None else min(window, size)
-                return self._pattern(inner, conds, tighter, policy)
+                return self._pattern(inner, conds, tighter, ctx)
             case Binary("or", left, right):
-                lid, lvars = self._pattern(left, conds, window, policy)
-                rid, rvars = self._pattern(right, conds, window, policy)
+                lid, lvars = self._pattern(left, conds, window, ctx)
+                rid, rvars = self._pattern(right, conds, window, ctx)
                 out = tuple(v for v in lvars if v in rvars)
                 return self._add(
                     Union,
@@ -162,22 +178,33 @@ class Binarizer:
                     left_projection=tuple(lvars.index(v) for v in out),
                     right_projection=tuple(rvars.index(v) for v in out),
                 ), out
+            case Binary("seq", first, Star(repeated)):
+                # ETALIS's STAR_TIMES: zero repetitions (first alone) or first SEQ repeated,
+                # the interval ending with the last repetition; binds what first binds.
+                rewritten = Binary("or", first, Binary("seq", first, repeated))
+                return self._pattern(rewritten, conds, window, ctx)
             case Binary("cnot", Binary("seq", first, second), negated):
                 # ETALIS: a sequence guarded by cnot is NOT(negated).[first, second].
-                return self._pattern(Not(negated, first, second), conds, window, policy)
+                return self._pattern(Not(negated, first, second), conds, window, ctx)
             case Binary("cnot" | "fnot" as op, left, right):
                 # The output is the left occurrence itself, so conditions and the window
                 # apply to the left side.
-                lid, lvars = self._pattern(left, conds, window, policy)
-                nid, nvars = self._pattern(right, (), None, policy)
+                lid, lvars = self._pattern(left, conds, window, ctx)
+                nid, nvars = self._pattern(right, (), None, inner_ctx)
                 blocker = tuple((lvars.index(v), nvars.index(v)) for v in nvars if v in lvars)
                 return self._add(
-                    Guard, op=op, input=lid, negated=nid, variables=lvars, blocker_key=blocker
+                    Guard,
+                    op=op,
+                    input=lid,
+                    negated=nid,
+                    variables=lvars,
+                    blocker_key=blocker,
+                    memory=inner_ctx.enclosing if op == "fnot" else None,
                 ), lvars
             case Binary(op, left, right) if op in JOIN_OPERATORS:
                 here, lconds, rconds = _split(conds, left, right)
-                lid, lvars = self._pattern(left, lconds, None, policy)
-                rid, rvars = self._pattern(right, rconds, None, policy)
+                lid, lvars = self._pattern(left, lconds, None, inner_ctx)
+                rid, rvars = self._pattern(right, rconds, None, inner_ctx)
                 out, lkey, rkey, rest = _join_layout(lvars, rvars)
                 return self._add(
                     Join,
@@ -190,13 +217,13 @@ class Binarizer:
                     right_rest=rest,
                     conditions=here,
                     window=window,
-                    policy=policy,
+                    policy=ctx.policy,
                 ), out
             case Not(negated, left, right):
                 here, lconds, rconds = _split(conds, left, right)
-                nid, nvars = self._pattern(negated, (), None, policy)
-                lid, lvars = self._pattern(left, lconds, None, policy)
-                rid, rvars = self._pattern(right, rconds, None, policy)
+                nid, nvars = self._pattern(negated, (), None, inner_ctx)
+                lid, lvars = self._pattern(left, lconds, None, inner_ctx)
+                rid, rvars = self._pattern(right, rconds, None, inner_ctx)
                 out, lkey, rkey, rest = _join_layout(lvars, rvars)
                 blocker = tuple((out.index(v), nvars.index(v)) for v in nvars if v in out)
                 return self._add(
@@ -211,17 +238,17 @@ class Binarizer:
                     blocker_key=blocker,
                     conditions=here,
                     window=window,
-                    policy=policy,
+                    policy=ctx.policy,
                 ), out
             case _:
-                node_id, names = self._leaf(p, policy)
+                node_id, names = self._leaf(p, inner_ctx)
                 if conds or (window is not None and not isinstance(p, TimePoint)):
                     node_id = self._add(
                         Filter, input=node_id, variables=names, conditions=conds, window=window
                     )
                 return node_id, names
 
-    def _leaf(self, p: Pattern, policy: str) -> tuple[int, tuple[str, ...]]:
+    def _leaf(self, p: Pattern, ctx: Context) -> tuple[int, tuple[str, ...]]:
         match p:
             case EventAtom(name, args):
                 names = tuple(term_variables(args))
@@ -229,7 +256,7 @@ class Binarizer:
             case TimePoint(value):
                 return self._add(Clock, time=value), ()
             case Multiply(inner, goal):
-                iid, ivars = self._pattern(inner, (), None, policy)
+                iid, ivars = self._pattern(inner, (), None, ctx)
                 names = ivars + tuple(v for v in term_variables(goal) if v not in ivars)
                 return self._add(Expand, input=iid, variables=names, goal=goal), names
             case Aggregate():

@@ -135,8 +135,9 @@ class Negation:
 @dataclass(frozen=True, slots=True)
 class Guard:
     """ETALIS's ``input CNOT negated`` / ``input FNOT negated`` (docs/language.md): occurrences
-    of the input with no occurrence of ``negated`` inside them (cnot) or ever before their end
-    (fnot). ``blocker_key`` is as for :class:`Negation`."""
+    of the input with no occurrence of ``negated`` inside them (cnot) or before their end
+    (fnot; only as far back as ``memory``, the tightest enclosing window, when there is one).
+    ``blocker_key`` is as for :class:`Negation`."""
 
     id: int
     op: str
@@ -144,9 +145,11 @@ class Guard:
     negated: int
     variables: tuple[str, ...]
     blocker_key: tuple[tuple[int, int], ...]
+    memory: Time | None = None
 
     def describe(self) -> str:
-        return f"{self.op} n{self.input} unless n{self.negated}"
+        text = f"{self.op} n{self.input} unless n{self.negated}"
+        return text if self.memory is None else f"{text} within {_time(self.memory)}"
 
 
 @dataclass(frozen=True, slots=True)

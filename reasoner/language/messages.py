@@ -11,9 +11,8 @@ from collections.abc import Iterable
 
 # Description of each terminal, in the order they are listed in a message.
 _WORDS: dict[str, str] = {
-    "__ANON_0": "'<-'",
-    "LESSTHAN_MINUS": "'<-'",
-    "COLON_MINUS": "':-'",
+    "ARROW": "'<-'",
+    "NECK": "':-'",
     "END": "'.'",
     "RULE_TAG": "'rule:'",
     "DIRECTIVE_START": "':-'",
@@ -63,12 +62,12 @@ def describe_expected(expected: Iterable[str]) -> str:
     Returns:
         A phrase such as ``"expected '<-', ':-' or '.' after the rule head"``.
 
-    >>> describe_expected({"END", "COLON_MINUS", "LESSTHAN_MINUS", "OP700"})
+    >>> describe_expected({"END", "NECK", "ARROW", "RULE_TAG", "OP700"})
     "expected '<-', ':-' or '.' after the rule head"
     """
     names = set(expected)
     words = {_WORDS.get(n, n) for n in names}
-    if {"'<-'", "':-'", "'.'"} <= words and "BINOP" not in names:
+    if {"'<-'", "':-'", "'.'"} <= words and "RULE_TAG" in names:
         return "expected '<-', ':-' or '.' after the rule head"
     if "BINOP" in names and "'.'" in words and "WHERE_KW" in names:
         return "expected a pattern operator (SEQ, AND, ...), WHERE or '.' after the pattern"
@@ -84,7 +83,7 @@ def describe_expected(expected: Iterable[str]) -> str:
     for name in sorted(names, key=lambda n: order.index(n) if n in order else len(order)):
         word = _WORDS.get(name)
         if word is None:
-            word = _literal(name)
+            word = name if name.startswith("'") else _literal(name)
         if word not in parts:
             parts.append(word)
     if has_operator:

@@ -166,9 +166,20 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str | None) -> Dia
     else:
         found = "the end of the file"
         expected = set(getattr(exc, "expected", ()) or ())
-    message = f"{describe_expected(expected)}, found {found}"
+    if isinstance(exc, UnexpectedCharacters) and text[exc.pos_in_stream] in "'\"":
+        message = "unterminated quoted text: expected a closing quote before the end of the file"
+    else:
+        message = f"{describe_expected(_spell(name) for name in expected)}, found {found}"
     source_line = lines[line - 1] if 0 < line <= len(lines) else None
     return Diagnostic(message, Span(file, line, column or 1), "error", source_line)
+
+
+def _spell(name: str) -> str:
+    """lark's name for an anonymous terminal (``__ANON_1``) -> its text in quotes."""
+    if name.startswith("__ANON"):
+        pattern = _parser().get_terminal(name).pattern
+        return f"'{pattern.value}'"
+    return name
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -217,6 +228,11 @@ def _unquote(text: str, quote: str) -> str:
             out.append(ch)
             i += 1
     return "".join(out)
+
+
+def _nodes(children: list[Any]) -> list[Any]:
+    """The children that are AST nodes (keyword tokens such as '<-' or '.' left out)."""
+    return [c for c in children if not isinstance(c, Token)]
 
 
 def _name(tok: Token) -> str:
@@ -333,7 +349,7 @@ class _ToAst(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def op_1200(self, meta: Any, children: list[Any]) -> Compound:
-        return Compound(":-", (children[0], children[1]), self.span(meta))
+        return Compound(":-", (children[0], children[-1]), self.span(meta))
 
     @v_args(meta=True)
     def op_or(self, meta: Any, children: list[Any]) -> Compound:
@@ -410,25 +426,25 @@ class _ToAst(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def event_rule(self, meta: Any, children: list[Any]) -> _Raw:
-        return _Raw("event", (None, children[0], children[1]), self.span(meta) or _NOWHERE)
+        head, body = _nodes(children)
+        return _Raw("event", (None, head, body), self.span(meta) or _NOWHERE)
 
     @v_args(meta=True)
     def labelled_event_rule(self, meta: Any, children: list[Any]) -> _Raw:
-        return _Raw(
-            "event", (children[0], children[2], children[3]), self.span(meta) or _NOWHERE
-        )
+        return _Raw("event", tuple(_nodes(children)), self.span(meta) or _NOWHERE)
 
     @v_args(meta=True)
     def clause(self, meta: Any, children: list[Any]) -> _Raw:
-        return _Raw("clause", (children[0], self.conjuncts(children[1])), self.span(meta) or _NOWHERE)
+        head, body = _nodes(children)
+        return _Raw("clause", (head, self.conjuncts(body)), self.span(meta) or _NOWHERE)
 
     @v_args(meta=True)
     def fact(self, meta: Any, children: list[Any]) -> _Raw:
-        return _Raw("fact", (children[0],), self.span(meta) or _NOWHERE)
+        return _Raw("fact", tuple(_nodes(children)), self.span(meta) or _NOWHERE)
 
     @v_args(meta=True)
     def directive(self, meta: Any, children: list[Any]) -> _Raw:
-        return _Raw("directive", (children[1],), self.span(meta) or _NOWHERE)
+        return _Raw("directive", tuple(_nodes(children)), self.span(meta) or _NOWHERE)
 
     def conjuncts(self, body: Term) -> tuple[Term, ...]:
         goals: list[Term] = []
@@ -519,8 +535,7 @@ def _head(term: Term, builder: _ToAst) -> EventAtom:
         case PName(prefix, local):
             return EventAtom(f"{prefix}:{local}", (), term.span)
     raise builder.error(
-        "expected an event such as name(Args) as the rule head, found a "
-        + type(term).__name__.lower(),
+        f"expected an event such as name(Args) as the rule head, found {_describe(term)}",
         term.span,
     )
 
@@ -529,10 +544,24 @@ def _clause_head(term: Term, builder: _ToAst) -> Term:
     if isinstance(term, Atom | Compound | PName):
         return term
     raise builder.error(
-        "expected an atom or a compound term as the clause head, found a "
-        + type(term).__name__.lower(),
+        f"expected an atom or a compound term as the clause head, found {_describe(term)}",
         term.span,
     )
+
+
+def _describe(term: Term) -> str:
+    match term:
+        case Var(name):
+            return f"the variable '{name}'"
+        case Number(value):
+            return f"the number {value}"
+        case String():
+            return "a string"
+        case ListTerm():
+            return "a list"
+        case Iri(value):
+            return f"the IRI <{value}>"
+    return "a term"
 
 
 def _label(term: Term | None, builder: _ToAst) -> tuple[str | None, tuple[tuple[str, Term], ...]]:

@@ -202,7 +202,7 @@ class Engine:
                     self._nodes[spec.right].parents.append(node.right_in)
                     self._nodes[spec.left].parents.append(node.left_in)
                 case Guard():
-                    node = GuardNode(spec.id, rt, spec.op, spec.blocker_key)
+                    node = GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
                     self._nodes[spec.negated].parents.append(node.negated_in)
                     self._nodes[spec.input].parents.append(node.input_in)
                 case Union():

@@ -512,48 +512,73 @@ class NegationNode(Node):
 
 
 class GuardNode(Node):
-    """ETALIS's ``p CNOT q`` (no q inside p) and ``p FNOT q`` (no q ever before p ends).
+    """ETALIS's ``p CNOT q`` (no q inside p) and ``p FNOT q`` (no q ended before p ends).
 
-    For FNOT only the earliest end of any q per key matters, so that is all it keeps.
+    FNOT without a memory bound needs only the earliest end of any q per key; with one (the
+    tightest enclosing window w) it keeps the ends of the last w time units.
     """
 
-    __slots__ = ("blockers", "_first_end", "_bkey_in", "_bkey_neg", "_fnot", "input_in",
-                 "negated_in")
+    __slots__ = ("blockers", "_ends", "_bkey_in", "_bkey_neg", "_fnot", "_memory",
+                 "input_in", "negated_in")
 
     def __init__(
-        self, node_id: int, runtime: Runtime, op: str, blocker_key: Sequence[tuple[int, int]]
+        self,
+        node_id: int,
+        runtime: Runtime,
+        op: str,
+        blocker_key: Sequence[tuple[int, int]],
+        memory: Time | None,
     ) -> None:
         super().__init__(node_id, runtime)
         self.blockers = Blockers()
-        self._first_end: dict[Any, Time] = {}
+        self._ends: dict[Any, list[Time]] = {}  # FNOT: ends of q per key, in end order
         self._bkey_in = picker([i for i, _ in blocker_key])
         self._bkey_neg = picker([n for _, n in blocker_key])
         self._fnot = op == "fnot"
+        self._memory = memory
         self.input_in = self._input
         self.negated_in = self._negated
 
     def stored(self) -> int:
-        return self.blockers.size + len(self._first_end)
+        return self.blockers.size + sum(len(e) for e in self._ends.values())
 
     def _negated(self, v: Values, s: Time, e: Time) -> None:
         key = self._bkey_neg(v)
-        if self._fnot:
-            self._first_end.setdefault(key, e)
-        else:
+        if not self._fnot:
             self.blockers.add(key, s, e)
+        elif key not in self._ends:
+            self._ends[key] = [e]
+        elif self._memory is not None:  # without a memory bound the first end is enough
+            self._ends[key].append(e)
 
     def _input(self, v: Values, s: Time, e: Time) -> None:
         key = self._bkey_in(v)
         if self._fnot:
-            first = self._first_end.get(key)
-            if first is not None and first < e:
-                return
+            ends = self._ends.get(key)
+            if ends:
+                oldest = bisect_left(ends, e - self._memory) if self._memory is not None else 0
+                if oldest < len(ends) and ends[oldest] < e:
+                    return
         elif self.blockers.between(key, s, e, inclusive=True):
             return
         self.emit(v, s, e)
 
     def expire(self, now: Time) -> int:
-        if self.horizon is None or self._fnot:
+        if self._fnot:
+            if self._memory is None:
+                return 0
+            cutoff = now - self._memory
+            dropped = 0
+            for key in list(self._ends):
+                ends = self._ends[key]
+                keep = bisect_left(ends, cutoff)
+                if keep:
+                    dropped += keep
+                    del ends[:keep]
+                    if not ends:
+                        del self._ends[key]
+            return dropped
+        if self.horizon is None:
             return 0
         return self.blockers.expire(now - self.horizon)
 

@@ -3,7 +3,7 @@ on random programs and random streams."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from reasoner.language.ast import (
@@ -15,6 +15,7 @@ from reasoner.language.ast import (
     Number,
     Pattern,
     Program,
+    Star,
     TimePoint,
     Var,
     Where,
@@ -26,6 +27,7 @@ from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive
 
 OPERATORS = ("seq", "and", "par", "or", "equals", "meets", "during", "starts", "finishes")
+NEGATIONS = ("cnot", "fnot")
 INPUTS = ("a", "b", "c")
 
 terms = st.sampled_from([Var("X"), Var("Y"), Number(1)])
@@ -34,8 +36,10 @@ atoms = st.builds(lambda name, arg: EventAtom(name, (arg,)), st.sampled_from(INP
 
 def _extend(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
     binary = st.builds(Binary, st.sampled_from(OPERATORS), children, children)
+    guarded = st.builds(Binary, st.sampled_from(NEGATIONS), children, children)
+    starred = st.builds(lambda p, q: Binary("seq", p, Star(q)), children, children)
     negation = st.builds(Not, children, children, children)
-    window = st.builds(lambda p, q: Window(p, q), children, st.integers(0, 6))
+    window = st.builds(lambda p, q: Window(p, q), children, st.integers(1, 6))
     where = children.flatmap(_where)
     during_points = st.builds(
         lambda p, q1, q2: Binary("during", p, Binary("seq", TimePoint(q1), TimePoint(q1 + q2))),
@@ -43,7 +47,7 @@ def _extend(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
         st.integers(0, 4),
         st.integers(1, 4),
     )
-    return st.one_of(binary, binary, negation, window, where, during_points)
+    return st.one_of(binary, binary, negation, guarded, starred, window, where, during_points)
 
 
 def _where(p: Pattern) -> st.SearchStrategy[Pattern]:
@@ -96,10 +100,12 @@ def _engine_detections(program: Program, stream: list[Event]) -> set[Event]:
     return found
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), streams())
 def test_engine_equals_reference(program: Program, stream: list[Event]) -> None:
-    assert _engine_detections(program, stream) == derive(program, stream)
+    expected = derive(program, stream)
+    event("some detections" if expected else "no detection")
+    assert _engine_detections(program, stream) == expected
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,351 @@
+"""Semantic checks of a parsed program, all collected and reported together.
+
+Errors: unbound head variables, unbound ``WHERE`` variables, non-positive windows, ``STAR_TIMES``
+or ``aggregate`` outside the right of ``SEQ``, negation (or aggregation) through recursion.
+Warnings: one event name used with different arities, ``event_rule_property`` for an unknown label.
+The binding rules are those of ``SEMANTICS.md`` / ``docs/language.md``; :func:`bound_variables`
+is exported for the compiler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.language.ast import (
+    Aggregate,
+    Atom,
+    Binary,
+    Compound,
+    Directive,
+    EventAtom,
+    EventRule,
+    ListTerm,
+    Multiply,
+    Not,
+    Number,
+    Pattern,
+    Program,
+    Span,
+    Star,
+    Term,
+    TimePoint,
+    Var,
+    Where,
+    Window,
+)
+
+#: Rule properties whose value is a window size and must be positive.
+WINDOW_PROPERTIES = frozenset({"event_rule_window", "window"})
+
+
+def term_variables(term: Term) -> Iterator[Var]:
+    """Every variable occurrence in a term, left to right (anonymous ``_`` included).
+
+    Args:
+        term: any term.
+
+    Returns:
+        An iterator of :class:`Var` nodes.
+
+    >>> [v.name for v in term_variables(Compound("f", (Var("X"), Var("Y"))))]
+    ['X', 'Y']
+    """
+    match term:
+        case Var():
+            yield term
+        case Compound(_, args):
+            for a in args:
+                yield from term_variables(a)
+        case ListTerm(items, tail):
+            for i in items:
+                yield from term_variables(i)
+            if tail is not None:
+                yield from term_variables(tail)
+
+
+def bound_variables(pattern: Pattern) -> frozenset[str]:
+    """The names of the variables every occurrence of ``pattern`` gives a value.
+
+    An event binds its variables (never the anonymous ``_``); ``OR`` binds what both sides
+    bind; ``CNOT``/``FNOT`` what their left side binds; the other binary operators what either
+    side binds; ``NOT(q).[p1, p2]`` what ``p1`` and ``p2`` bind; ``WHERE`` and windows what their
+    pattern binds; ``EVENT_MULTIPLY`` its pattern's plus the goal's variables; ``aggregate`` its
+    result variable; ``STAR_TIMES`` nothing (it may repeat zero times).
+
+    Args:
+        pattern: an event pattern.
+
+    Returns:
+        A frozen set of variable names.
+
+    >>> sorted(bound_variables(Binary("or", EventAtom("a", (Var("X"), Var("Y"))),
+    ...                                      EventAtom("b", (Var("X"),)))))
+    ['X']
+    """
+    match pattern:
+        case EventAtom(_, args):
+            return frozenset(
+                v.name for a in args for v in term_variables(a) if v.name != "_"
+            )
+        case TimePoint() | Star():
+            return frozenset()
+        case Binary("or", left, right):
+            return bound_variables(left) & bound_variables(right)
+        case Binary("cnot" | "fnot", left, _):
+            return bound_variables(left)
+        case Binary(_, left, right):
+            return bound_variables(left) | bound_variables(right)
+        case Not(_, left, right):
+            return bound_variables(left) | bound_variables(right)
+        case Where(inner) | Window(inner):
+            return bound_variables(inner)
+        case Multiply(inner, goal):
+            return bound_variables(inner) | frozenset(
+                v.name for v in term_variables(goal) if v.name != "_"
+            )
+        case Aggregate(result=result):
+            return frozenset({result.name})
+    raise TypeError(f"not a pattern: {pattern!r}")
+
+
+def check(program: Program) -> list[Diagnostic]:
+    """Every problem of ``program``: errors and warnings, in file order per kind.
+
+    Args:
+        program: a parsed program (``program.source`` supplies the source lines).
+
+    Returns:
+        The diagnostics; an empty list for a valid program.
+
+    >>> from reasoner.language.parser import parse
+    >>> [d.message for d in check(parse("c(X, Y) <- a(X)."))]
+    ["unbound variable 'Y' in the rule head"]
+    """
+    lines = program.source.splitlines() if program.source else []
+    out: list[tuple[str, Span | None, str]] = []
+    for rule in program.event_rules:
+        out.extend(_rule_problems(rule))
+    out.extend(_recursion_problems(program))
+    out.extend(_arity_warnings(program))
+    out.extend(_property_warnings(program))
+    return [_diagnostic(message, span, severity, lines) for message, span, severity in out]
+
+
+def check_program(program: Program) -> Program:
+    """Check ``program`` and return it unchanged if it has no errors.
+
+    Args:
+        program: a parsed program.
+
+    Returns:
+        ``program`` itself.
+
+    Raises:
+        RuleCompileError: with every error diagnostic (and the warnings after them).
+
+    >>> from reasoner.language.parser import parse
+    >>> check_program(parse("c(X) <- a(X).")).event_rules[0].head.name
+    'c'
+    """
+    diagnostics = check(program)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise RuleCompileError(errors + [d for d in diagnostics if d.severity != "error"])
+    return program
+
+
+# ----------------------------------------------------------------------------- per rule
+
+_Problem = tuple[str, Span | None, str]
+
+
+def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
+    bound = bound_variables(rule.body)
+    reported: set[str] = set()
+    for arg in rule.head.args:
+        for var in term_variables(arg):
+            if var.name not in bound and var.name not in reported:
+                reported.add(var.name)
+                yield (
+                    f"unbound variable '{var.name}' in the rule head",
+                    var.span or rule.head.span or rule.span,
+                    "error",
+                )
+    yield from _pattern_problems(rule.body, rule.span, right_of_seq=False)
+    for name, value in rule.properties:
+        if name in WINDOW_PROPERTIES and not _positive(value):
+            yield (f"window size must be positive, found {_show(value)}", rule.span, "error")
+
+
+def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:
+    span = p.span or where
+    match p:
+        case Where(inner, condition):
+            bound = bound_variables(inner)
+            reported: set[str] = set()
+            for var in term_variables(condition):
+                name = var.name
+                if not name.startswith("_") and name not in bound and name not in reported:
+                    reported.add(name)
+                    yield (f"unbound variable '{name}' in WHERE", var.span or span, "error")
+            yield from _pattern_problems(inner, span, False)
+        case Window(inner, size):
+            if not _positive(Number(size)):
+                yield (f"window size must be positive, found {_show(Number(size))}", span, "error")
+            yield from _pattern_problems(inner, span, False)
+        case Multiply(inner):
+            yield from _pattern_problems(inner, span, False)
+        case Star(inner):
+            if not right_of_seq:
+                yield ("STAR_TIMES may only be the right operand of SEQ", span, "error")
+            yield from _pattern_problems(inner, span, False)
+        case Aggregate(_, inner, _, window):
+            if not right_of_seq:
+                yield ("aggregate(...) may only be the right operand of SEQ", span, "error")
+            if window is not None and not _positive(Number(window[1])):
+                yield (
+                    f"aggregate window must be positive, found {_show(Number(window[1]))}",
+                    span,
+                    "error",
+                )
+            yield from _pattern_problems(inner, span, False)
+        case Binary(op, left, right):
+            yield from _pattern_problems(left, span, False)
+            yield from _pattern_problems(right, span, op == "seq")
+        case Not(negated, left, right):
+            for part in (negated, left, right):
+                yield from _pattern_problems(part, span, False)
+
+
+def _positive(value: Term) -> bool:
+    if not isinstance(value, Number):
+        return False
+    v = value.value
+    return isinstance(v, int | float | Fraction) and not isinstance(v, bool) and v > 0
+
+
+def _show(value: Term) -> str:
+    from reasoner.language.printer import to_source  # printer imports the parser: keep lazy
+
+    return to_source(value)
+
+
+# -------------------------------------------------------------- negation through recursion
+
+
+def _recursion_problems(program: Program) -> Iterator[_Problem]:
+    """Reject a negated (or aggregated) dependency that leads back to its own rule's head."""
+    edges: dict[str, set[str]] = {}
+    negative: list[tuple[str, str, EventRule]] = []
+    for rule in program.event_rules:
+        head = rule.head.name
+        for name, negated in _dependencies(rule.body, False):
+            edges.setdefault(head, set()).add(name)
+            if negated:
+                negative.append((head, name, rule))
+    seen: set[tuple[str, ...]] = set()
+    for head, dep, rule in negative:
+        path = _path(dep, head, edges)
+        if path is None:
+            continue
+        cycle = (head, *path)
+        key = tuple(sorted(set(cycle)))
+        if key in seen:
+            continue
+        seen.add(key)
+        yield (f"negation through recursion: {' -> '.join(cycle)}", rule.span, "error")
+
+
+def _dependencies(p: Pattern, negated: bool) -> Iterator[tuple[str, bool]]:
+    match p:
+        case EventAtom(name):
+            yield name, negated
+        case Binary("cnot" | "fnot", left, right):
+            yield from _dependencies(left, negated)
+            yield from _dependencies(right, True)
+        case Binary(_, left, right):
+            yield from _dependencies(left, negated)
+            yield from _dependencies(right, negated)
+        case Not(neg, left, right):
+            yield from _dependencies(neg, True)
+            yield from _dependencies(left, negated)
+            yield from _dependencies(right, negated)
+        case Aggregate(pattern=inner):
+            yield from _dependencies(inner, True)
+        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
+            yield from _dependencies(inner, negated)
+
+
+def _path(start: str, goal: str, edges: dict[str, set[str]]) -> list[str] | None:
+    """A shortest path start -> ... -> goal (breadth first), or None."""
+    previous: dict[str, str | None] = {start: None}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            if node == goal:
+                path: list[str] = []
+                step: str | None = node
+                while step is not None:
+                    path.append(step)
+                    step = previous[step]
+                return path[::-1]
+            for nxt in sorted(edges.get(node, ())):
+                if nxt not in previous:
+                    previous[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    return None
+
+
+# ------------------------------------------------------------------------------ warnings
+
+
+def _arity_warnings(program: Program) -> Iterator[_Problem]:
+    first: dict[str, tuple[int, Span | None]] = {}
+    warned: set[tuple[str, int]] = set()
+    for rule in program.event_rules:
+        for atom in (rule.head, *_event_atoms(rule.body)):
+            arity = len(atom.args)
+            known = first.setdefault(atom.name, (arity, atom.span or rule.span))
+            if known[0] != arity and (atom.name, arity) not in warned:
+                warned.add((atom.name, arity))
+                yield (
+                    f"event '{atom.name}' is used with {known[0]} and with {arity} arguments",
+                    atom.span or rule.span,
+                    "warning",
+                )
+
+
+def _event_atoms(p: Pattern) -> Iterator[EventAtom]:
+    match p:
+        case EventAtom():
+            yield p
+        case Binary(_, left, right):
+            yield from _event_atoms(left)
+            yield from _event_atoms(right)
+        case Not(neg, left, right):
+            for part in (neg, left, right):
+                yield from _event_atoms(part)
+        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner) | Aggregate(
+            pattern=inner
+        ):
+            yield from _event_atoms(inner)
+
+
+def _property_warnings(program: Program) -> Iterator[_Problem]:
+    for d in program.directives:
+        match d:
+            case Directive(Compound("event_rule_property", (Atom(label), _, _))):
+                yield (
+                    f"event_rule_property names rule '{label}', but no rule has that label",
+                    d.span,
+                    "warning",
+                )
+
+
+def _diagnostic(message: str, span: Span | None, severity: str, lines: list[str]) -> Diagnostic:
+    line = lines[span.line - 1] if span is not None and 0 < span.line <= len(lines) else None
+    return Diagnostic(message, span, severity, line)

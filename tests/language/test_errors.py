@@ -1,0 +1,144 @@
+"""Error tests: each asserts the exception class, line, column and message."""
+
+import pytest
+
+from reasoner.errors import ReasonerError, RuleCompileError, RuleSyntaxError
+from reasoner.language.check import check_program
+from reasoner.language.parser import parse, parse_file
+
+SYNTAX = [
+    ("c(X) foo.", 1, 6, "expected '<-', ':-' or '.' after the rule head, found 'foo'"),
+    (
+        "c(X) <- a(X) b(X).",
+        1,
+        14,
+        "expected a pattern operator (SEQ, AND, ...), WHERE or '.' after the pattern, found 'b'",
+    ),
+    (
+        "c(X) <- .",
+        1,
+        9,
+        "expected an event, a number, '(' or NOT to start a pattern, found '.'",
+    ),
+    (
+        "% ok\nc(X) <- a(X)",
+        2,
+        13,
+        "expected a pattern operator (SEQ, AND, ...), WHERE or '.' after the pattern, "
+        "found the end of the file",
+    ),
+    ("c(X) <- (a(X) SEQ b(X).", 1, 23, "expected WHERE, EVENT_MULTIPLY or ')', found '.'"),
+    ("foo(X :- a.", 1, 7, "expected ')' or ',', found ':-'"),
+    (
+        "c <- a SEQ.",
+        1,
+        11,
+        "expected an event, a number, '(' or NOT to start a pattern, found '.'",
+    ),
+    (
+        "c <- NOT(b)[a].",
+        1,
+        14,
+        "expected a pattern operator (SEQ, AND, PAR, OR, ...) or ',', found ']'",
+    ),
+    (
+        "c <- a WHERE X > 1 SEQ b.",
+        1,
+        20,
+        "expected '.', WHERE, EVENT_MULTIPLY, ',' or an operator, found 'SEQ'",
+    ),
+    ("X <- a.", 1, 1, "expected an event such as name(Args) as the rule head, found the variable 'X'"),
+    (
+        "c <- aggregate(sum(X), a(X), R, foo(3)).",
+        1,
+        33,
+        "expected count(N) or time(D) as the aggregate window, found 'foo'",
+    ),
+    (
+        'a("abc).',
+        1,
+        3,
+        "unterminated quoted text: expected a closing quote before the end of the file",
+    ),
+    ("c <- (a).-3.", 1, 10, "expected a number or a duration such as 20s, found '-3'"),
+    ("a :- b c.", 1, 8, "expected '.', '(', ',', ';', '->' or an operator, found 'c'"),
+    (
+        "5.",
+        1,
+        1,
+        "expected an atom or a compound term as the clause head, found the number 5",
+    ),
+    (
+        "r1(x) 'rule:' c <- a.",
+        1,
+        1,
+        "expected a rule label such as r1 or r1([property(Name, Value)]) before 'rule:'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "message"), SYNTAX)
+def test_syntax_error(text: str, line: int, column: int, message: str) -> None:
+    with pytest.raises(RuleSyntaxError) as info:
+        parse(text, "bad.event")
+    err = info.value
+    assert (err.line, err.column, err.message) == (line, column, message)
+    assert err.span is not None and err.span.file == "bad.event"
+    assert str(err).startswith(f"bad.event:{line}:{column}: {message}")
+    assert err.__cause__ is None or not isinstance(err.__cause__, RuleSyntaxError)
+
+
+COMPILE = [
+    ("c(X, Y) <- a(X).", 1, 6, "unbound variable 'Y' in the rule head"),
+    ("d(X) <- a(X) WHERE Z > 1.", 1, 20, "unbound variable 'Z' in WHERE"),
+    ("d <- a(X) OR b(Y) WHERE X = 1.", 1, 25, "unbound variable 'X' in WHERE"),
+    ("d(Y) <- a(X) CNOT b(Y).", 1, 3, "unbound variable 'Y' in the rule head"),
+    ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
+    ("f <- a STAR_TIMES.", 1, 6, "STAR_TIMES may only be the right operand of SEQ"),
+    (
+        "f(R) <- aggregate(count, a, R).",
+        1,
+        9,
+        "aggregate(...) may only be the right operand of SEQ",
+    ),
+    (
+        "a(X) <- NOT(b(X)).[c(X), d(X)].\nb(X) <- a(X).",
+        1,
+        1,
+        "negation through recursion: a -> b -> a",
+    ),
+    (
+        "r1([property(event_rule_window, -2)]) 'rule:' c <- a.",
+        1,
+        1,
+        "window size must be positive, found -2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "message"), COMPILE)
+def test_compile_error(text: str, line: int, column: int, message: str) -> None:
+    with pytest.raises(RuleCompileError) as info:
+        check_program(parse(text, "bad.event"))
+    err = info.value
+    assert (err.line, err.column, err.message) == (line, column, message)
+
+
+def test_compile_errors_are_all_collected_with_source_lines() -> None:
+    text = "c(X, Y) <- a(X).\nd(X) <- a(X) WHERE Z > 1.\n"
+    with pytest.raises(RuleCompileError) as info:
+        check_program(parse(text, "r.event"))
+    rendered = str(info.value).splitlines()
+    assert rendered == [
+        "r.event:1:6: unbound variable 'Y' in the rule head",
+        "    c(X, Y) <- a(X).",
+        "         ^",
+        "r.event:2:20: unbound variable 'Z' in WHERE",
+        "    d(X) <- a(X) WHERE Z > 1.",
+        "                       ^",
+    ]
+
+
+def test_missing_file_is_a_reasoner_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ReasonerError, match="cannot read rule file"):
+        parse_file(tmp_path / "nope.event")

@@ -1,0 +1,40 @@
+"""Every rules/*.event parses, checks clean, prints back to itself, and matches its AST dump.
+
+Set UPDATE_GOLDEN=1 to rewrite tests/fixtures/ast/*.txt after an intended change.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reasoner.language.ast import dump
+from reasoner.language.check import check
+from reasoner.language.parser import parse, parse_file
+from reasoner.language.printer import to_source
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = sorted((ROOT / "rules").glob("*.event"))
+GOLDEN = ROOT / "tests" / "fixtures" / "ast"
+
+
+def test_there_are_rule_files() -> None:
+    assert len(RULES) >= 8
+
+
+@pytest.mark.parametrize("path", RULES, ids=lambda p: p.name)
+def test_rule_file_matches_golden_dump(path: Path) -> None:
+    program = parse_file(path)
+    actual = dump(program)
+    golden = GOLDEN / (path.stem + ".txt")
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden.write_text(actual, encoding="utf-8")
+    assert golden.exists(), f"no golden file {golden.name}: run with UPDATE_GOLDEN=1"
+    assert actual == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", RULES, ids=lambda p: p.name)
+def test_rule_file_checks_clean_and_round_trips(path: Path) -> None:
+    program = parse_file(path)
+    assert [d.render() for d in check(program)] == []
+    assert parse(to_source(program)) == program
