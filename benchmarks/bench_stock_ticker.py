@@ -59,7 +59,9 @@ def run_once(rules: str, policy: str, events: list) -> tuple[float, Counter[str]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 1_000_000])
+    parser.add_argument(
+        "--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 1_000_000]
+    )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per setup (median)")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()

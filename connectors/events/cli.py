@@ -26,7 +26,7 @@ from reasoner.runtime.events import Event
 _log = logging.getLogger("reasoner.run")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``run`` command."""
     p = subparsers.add_parser(
         "run",
@@ -84,9 +84,7 @@ def run_command(args: argparse.Namespace) -> int:
             else stack.enter_context(open(args.output, "w", encoding="utf-8"))
         )
         writer = JsonLinesWriter(out, style)
-        streams = [
-            _read(path, args.format, style, on_reject) for path in (args.events or ["-"])
-        ]
+        streams = [_read(path, args.format, style, on_reject) for path in (args.events or ["-"])]
         written = refused = 0
         for event in merge_streams(*streams):
             try:

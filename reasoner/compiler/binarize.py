@@ -23,7 +23,6 @@ from reasoner.compiler.network import (
     Union,
 )
 from reasoner.errors import Diagnostic, RuleCompileError
-from reasoner.language.check import bound_variables
 from reasoner.language.ast import (
     Aggregate,
     Binary,
@@ -40,12 +39,11 @@ from reasoner.language.ast import (
     Window,
     dump,
 )
+from reasoner.language.check import bound_variables
 from reasoner.values import Time
 
 #: Operators that join two inputs on their shared variables under a time condition.
-JOIN_OPERATORS = frozenset(
-    {"seq", "and", "par", "equals", "meets", "during", "starts", "finishes"}
-)
+JOIN_OPERATORS = frozenset({"seq", "and", "par", "equals", "meets", "during", "starts", "finishes"})
 
 
 def term_variables(term: object) -> list[str]:
@@ -91,7 +89,7 @@ def _rename(node: object, mapping: dict[str, str]) -> object:
                 for f in fields(node)
                 if f.name != "span"
             }
-            return replace(node, **changes)  # type: ignore[type-var]
+            return replace(node, **changes)
         case _:
             return node
 

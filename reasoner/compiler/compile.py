@@ -28,6 +28,7 @@ from reasoner.language.ast import (
     Atom,
     EventRule,
     Number,
+    Pattern,
     Program,
     Term,
     Window,
@@ -85,8 +86,8 @@ def compile_program(
     )
 
 
-def _apply_properties(rule: EventRule, policy: str) -> tuple[object, str]:
-    body = rule.body
+def _apply_properties(rule: EventRule, policy: str) -> tuple[Pattern, str]:
+    body: Pattern = rule.body
     for name, value in rule.properties:
         if name in WINDOW_PROPERTIES:
             size = _number(value)
@@ -127,12 +128,12 @@ def _horizons(nodes: tuple[NodeSpec, ...], roots: set[int]) -> tuple[tuple[int, 
         match spec:
             case Join() | Negation():
                 inner = own if spec.window is None else min(own, spec.window)
-                children = (spec.left, spec.right)
+                children: tuple[int, ...] = (spec.left, spec.right)
                 if isinstance(spec, Negation):
                     children += (spec.negated,)
                 for child in children:
                     widen(child, inner)
-                stored.append((spec.id, None if inner == inf else inner))  # type: ignore[arg-type]
+                stored.append((spec.id, None if inner == inf else inner))
             case Filter():
                 widen(spec.input, own if spec.window is None else min(own, spec.window))
             case Union():
@@ -143,5 +144,5 @@ def _horizons(nodes: tuple[NodeSpec, ...], roots: set[int]) -> tuple[tuple[int, 
             case Guard():
                 widen(spec.input, own)
                 widen(spec.negated, own)
-                stored.append((spec.id, None if own == inf else own))  # type: ignore[arg-type]
+                stored.append((spec.id, None if own == inf else own))
     return tuple(sorted(stored))

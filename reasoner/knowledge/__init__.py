@@ -33,7 +33,21 @@ _LAZY = {
     "Store": "reasoner.knowledge.store",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "INFERRED_GRAPH",
+    "REGIMES",
+    "Closure",
+    "Knowledge",
+    "KnowledgeBase",
+    "Snapshot",
+    "SparqlError",
+    "SparqlResult",
+    "Store",
+    "TripleIndex",
+    "entail",
+    "is_trivial",
+    "owlrl_closure",
+]
 
 
 def __getattr__(name: str) -> Any:

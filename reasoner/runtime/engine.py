@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from reasoner.errors import EngineError, EventError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
-from reasoner.language.ast import Program, Var
+from reasoner.language.ast import Program, Term, Var
 from reasoner.language.parser import parse, parse_file
 from reasoner.runtime.events import Event
 from reasoner.runtime.nodes import (
@@ -139,8 +140,13 @@ class Engine:
         self._agenda: deque[tuple[Event, int]] = deque()
         self._seen: set[Event] = set()  # events of the current time point
         self._detected: list[Event] = []
-        self._counts = {"events_in": 0, "detections": 0, "expired": 0, "rejected": 0,
-                        "duplicates": 0}
+        self._counts = {
+            "events_in": 0,
+            "detections": 0,
+            "expired": 0,
+            "rejected": 0,
+            "duplicates": 0,
+        }
         self._derivations = 0
         self._last_sweep: Any = -math.inf
         self._ticks = 0
@@ -183,9 +189,16 @@ class Engine:
                         heapq.heappush(self._clocks, (time, spec.id, node))
                 case Join():
                     node = JoinNode(
-                        spec.id, rt, spec.op, spec.left_key, spec.right_key, spec.right_rest,
+                        spec.id,
+                        rt,
+                        spec.op,
+                        spec.left_key,
+                        spec.right_key,
+                        spec.right_rest,
                         self._condition(spec.conditions, spec.variables, prefixes),
-                        spec.window, spec.policy, self._tie_break,
+                        spec.window,
+                        spec.policy,
+                        self._tie_break,
                     )
                     # Right before left: when one input feeds both sides (stock SEQ stock),
                     # an occurrence first meets its predecessors, then is stored.
@@ -193,10 +206,16 @@ class Engine:
                     self._nodes[spec.left].parents.append(node.left_in)
                 case Negation():
                     node = NegationNode(
-                        spec.id, rt, spec.left_key, spec.right_key, spec.right_rest,
+                        spec.id,
+                        rt,
+                        spec.left_key,
+                        spec.right_key,
+                        spec.right_rest,
                         spec.blocker_key,
                         self._condition(spec.conditions, spec.variables, prefixes),
-                        spec.window, spec.policy, self._tie_break,
+                        spec.window,
+                        spec.policy,
+                        self._tie_break,
                     )
                     self._nodes[spec.negated].parents.append(node.negated_in)
                     self._nodes[spec.right].parents.append(node.right_in)
@@ -211,7 +230,8 @@ class Engine:
                     self._nodes[spec.right].parents.append(node.right_in)
                 case Filter():
                     node = FilterNode(
-                        spec.id, rt,
+                        spec.id,
+                        rt,
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window,
                     )
@@ -263,16 +283,7 @@ class Engine:
 
     def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[[Any, Any, Any], None]:
         names = out.variables
-        builders: list[Callable[[tuple[Any, ...]], Any]] = []
-        for arg in out.head.args:
-            if isinstance(arg, Var):
-                i = names.index(arg.name)
-                builders.append(lambda v, i=i: v[i])
-            elif (value := term_value(arg, prefixes)) is not None:
-                builders.append(lambda v, value=value: value)
-            else:
-                expr = compile_expression(arg, prefixes)
-                builders.append(lambda v, expr=expr: expr(dict(zip(names, v, strict=True))))
+        builders = [_head_argument(arg, names, prefixes) for arg in out.head.args]
         name, rule = out.head.name, out.rule
 
         def derive(values: tuple[Any, ...], start: Any, end: Any) -> None:
@@ -430,6 +441,19 @@ class Engine:
                 seen.add(node_id)
                 todo.extend(_inputs(self._specs[node_id]))
         return sorted(seen)
+
+
+def _head_argument(
+    arg: Term, names: tuple[str, ...], prefixes: dict[str, str]
+) -> Callable[[tuple[Any, ...]], Any]:
+    """A function from a rule body's values to one head argument (arithmetic evaluated)."""
+    if isinstance(arg, Var):
+        return itemgetter(names.index(arg.name))
+    value = term_value(arg, prefixes)
+    if value is not None:
+        return lambda _values: value
+    expression = compile_expression(arg, prefixes)
+    return lambda values: expression(dict(zip(names, values, strict=True)))
 
 
 def _is_time(value: object) -> bool:

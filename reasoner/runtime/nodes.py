@@ -268,7 +268,7 @@ class JoinNode(Node):
 
     def _stores_side(self, side: int, start: Time, end: Time) -> bool:
         keep = self._keep[side]
-        return keep == KEEP or keep == NOW or (keep == POINT and start == end)
+        return keep in (KEEP, NOW) or (keep == POINT and start == end)
 
     def _pair(
         self, lv: Values, ls: Time, le: Time, rv: Values, rs: Time, re: Time
@@ -432,8 +432,21 @@ class Blockers:
 class NegationNode(Node):
     """``NOT(n).[left, right]``: left SEQ right with no occurrence of n strictly between."""
 
-    __slots__ = ("left", "blockers", "_lkey", "_rkey", "_rest", "_bkey_out", "_bkey_neg",
-                 "_check", "_window", "_policy", "left_in", "right_in", "negated_in")
+    __slots__ = (
+        "left",
+        "blockers",
+        "_lkey",
+        "_rkey",
+        "_rest",
+        "_bkey_out",
+        "_bkey_neg",
+        "_check",
+        "_window",
+        "_policy",
+        "left_in",
+        "right_in",
+        "negated_in",
+    )
 
     def __init__(
         self,
@@ -518,8 +531,16 @@ class GuardNode(Node):
     tightest enclosing window w) it keeps the ends of the last w time units.
     """
 
-    __slots__ = ("blockers", "_ends", "_bkey_in", "_bkey_neg", "_fnot", "_memory",
-                 "input_in", "negated_in")
+    __slots__ = (
+        "blockers",
+        "_ends",
+        "_bkey_in",
+        "_bkey_neg",
+        "_fnot",
+        "_memory",
+        "input_in",
+        "negated_in",
+    )
 
     def __init__(
         self,
@@ -627,7 +648,12 @@ class ExpandNode(Node):
     __slots__ = ("_goal", "_inputs", "_outputs")
 
     def __init__(
-        self, node_id: int, runtime: Runtime, goal: Goal, inputs: Sequence[str], outputs: Sequence[str]
+        self,
+        node_id: int,
+        runtime: Runtime,
+        goal: Goal,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
     ) -> None:
         super().__init__(node_id, runtime)
         self._goal = goal
@@ -638,4 +664,3 @@ class ExpandNode(Node):
         env = dict(zip(self._inputs, v, strict=True))
         for solution in list(self._goal.solutions(env, self.runtime.knowledge)):
             self.emit(tuple(solution[n] for n in self._outputs), s, e)
-

@@ -87,16 +87,19 @@ def streams(draw: st.DrawFn) -> list[Event]:
     for _ in range(draw(st.integers(0, 9))):
         end = draw(st.integers(0, 8))
         start = end - draw(st.sampled_from([0, 0, 0, 1, 2]))
-        events.append(Event(draw(st.sampled_from(INPUTS)), (draw(st.sampled_from([1, 2])),),
-                            max(start, 0), end))
+        events.append(
+            Event(
+                draw(st.sampled_from(INPUTS)), (draw(st.sampled_from([1, 2])),), max(start, 0), end
+            )
+        )
     return sorted(events, key=lambda e: e.end)
 
 
 def _engine_detections(program: Program, stream: list[Event]) -> set[Event]:
     engine = Engine(program)
     found: set[Event] = set()
-    for event in stream:
-        found.update(engine.push(event))
+    for item in stream:
+        found.update(engine.push(item))
     return found
 
 
