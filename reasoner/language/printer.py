@@ -214,7 +214,7 @@ def _term(t: Term, max_priority: int) -> str:
             priority = _PREFIX[functor]
             if isinstance(operand, Number):
                 # `-1` would read back as the number -1: keep the compound visible.
-                return f"{functor}({_term(operand, 1200)})"
+                return _wrap(f"{functor}({_term(operand, 1200)})", priority > max_priority)
             text = f"{functor} {_term(operand, priority)}"
             return _wrap(text, priority > max_priority)
         case Compound(functor, args):

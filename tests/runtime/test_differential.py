@@ -36,7 +36,11 @@ atoms = st.builds(lambda name, arg: EventAtom(name, (arg,)), st.sampled_from(INP
 
 def _extend(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
     binary = st.builds(Binary, st.sampled_from(OPERATORS), children, children)
-    guarded = st.builds(Binary, st.sampled_from(NEGATIONS), children, children)
+    # (p SEQ q STAR_TIMES) CNOT n would read as NOT(n).[p, q STAR_TIMES], which puts
+    # STAR_TIMES where the language does not allow it.
+    guarded = st.builds(Binary, st.sampled_from(NEGATIONS), children, children).filter(
+        lambda b: not (isinstance(b.left, Binary) and isinstance(b.left.right, Star))
+    )
     starred = st.builds(lambda p, q: Binary("seq", p, Star(q)), children, children)
     negation = st.builds(Not, children, children, children)
     window = st.builds(lambda p, q: Window(p, q), children, st.integers(1, 6))
