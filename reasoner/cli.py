@@ -14,6 +14,7 @@ from typing import Any
 
 from connectors.events import cli as run_command
 from connectors.mesowest import cli as mesowest_command
+from connectors.spark import cli as knowledge_command
 from reasoner.errors import ReasonerError
 from reasoner.language import command as language_command
 from reasoner.server import cli as serve_command
@@ -23,6 +24,7 @@ COMMANDS: tuple[Callable[[Any], None], ...] = (
     language_command.register,
     run_command.register,
     serve_command.register,
+    knowledge_command.register,
     mesowest_command.register,
 )
 

@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
 
     Args:
         subparsers: the object ``ArgumentParser.add_subparsers()`` returned; each command
-            sets ``func`` to a handler taking the parsed namespace and returning an exit code.
+            sets ``handler`` to a function taking the parsed namespace and returning an exit code.
 
     >>> parser = argparse.ArgumentParser()
     >>> register(parser.add_subparsers())
@@ -40,11 +40,11 @@ def register(subparsers: Any) -> None:
     build.add_argument(
         "--packages", action="append", default=[], help="extra Spark packages (Maven)"
     )
-    build.set_defaults(func=_build)
+    build.set_defaults(handler=_build)
 
     refresh = commands.add_parser("refresh", help="rebuild what changed, then swap atomically")
     refresh.add_argument("store_dir", metavar="STORE_DIR")
-    refresh.set_defaults(func=_refresh)
+    refresh.set_defaults(handler=_refresh)
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -257,7 +257,8 @@ class _ToAst(Transformer[Token, Any]):
         self.lines = text.splitlines()
         # ids of "," compounds written without parentheses: a clause body is the list of these
         # conjuncts, while a parenthesised conjunction stays one goal (see `paren`).
-        self.bare_conj: set[int] = set()
+        # The dict keeps the nodes alive so that their ids are not reused during the parse.
+        self.bare_conj: dict[int, Compound] = {}
 
     def span(self, meta: Any) -> Span | None:
         if getattr(meta, "empty", True):
@@ -336,7 +337,7 @@ class _ToAst(Transformer[Token, Any]):
     @v_args(meta=True)
     def conj(self, meta: Any, children: list[Any]) -> Compound:
         node = Compound(",", (children[0], children[1]), self.span(meta))
-        self.bare_conj.add(id(node))
+        self.bare_conj[id(node)] = node
         return node
 
     @v_args(meta=True)

@@ -166,7 +166,7 @@ class Engine:
         )
         self.program = self.program + program
         if self._own_facts:
-            self._runtime.knowledge = FactBase.from_program(self.program)
+            self._runtime.knowledge = program_knowledge(self.program)
         self._instantiate(network)
         self._network_dumps.append(network.dump())
 
@@ -441,6 +441,26 @@ class Engine:
                 seen.add(node_id)
                 todo.extend(_inputs(self._specs[node_id]))
         return sorted(seen)
+
+
+def program_knowledge(program: Program) -> Knowledge:
+    """The static knowledge of a program alone: its facts, and its Horn rules evaluated
+    (stratified, semi-naive; function-like rules answered on demand).
+
+    >>> from reasoner.language.parser import parse
+    >>> kb = program_knowledge(parse("p(1). q(X) :- p(X)."))
+    >>> list(kb.solve("q", (None,)))
+    [(1,)]
+    """
+    facts = FactBase.from_program(program)
+    rules = [r for r in program.static_rules if r.body]
+    if not rules:
+        return facts
+    from reasoner.knowledge.datalog import DerivedKnowledge, evaluate, prepare
+
+    prefixes = program.prefixes
+    strata = prepare(rules, prefixes)
+    return DerivedKnowledge(facts, evaluate(strata, facts, prefixes), strata, prefixes)
 
 
 def _head_argument(
