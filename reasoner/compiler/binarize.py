@@ -137,7 +137,11 @@ class Binarizer:
     ) -> tuple[int, tuple[str, ...]]:
         mapping: dict[str, str] = {}
         canon = _rename((p, conds), mapping)
-        key = f"{ctx.policy}|{ctx.enclosing}|{window}|{dump(canon)}"
+        text = dump(canon)
+        # Only FNOT's memory depends on the enclosing window; elsewhere it must not split
+        # sharing (a source under a window is the same source).
+        enclosing = ctx.enclosing if "op=fnot" in text else None
+        key = f"{ctx.policy}|{enclosing}|{window}|{text}"
         if key not in self._shared:
             node_id, names = self._build(p, conds, window, ctx)
             self._shared[key] = (node_id, tuple(mapping[n] for n in names))

@@ -86,9 +86,7 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     """
     match pattern:
         case EventAtom(_, args):
-            return frozenset(
-                v.name for a in args for v in term_variables(a) if v.name != "_"
-            )
+            return frozenset(v.name for a in args for v in term_variables(a) if v.name != "_")
         case TimePoint() | Star():
             return frozenset()
         case Binary("or", left, right):
@@ -329,8 +327,8 @@ def _event_atoms(p: Pattern) -> Iterator[EventAtom]:
         case Not(neg, left, right):
             for part in (neg, left, right):
                 yield from _event_atoms(part)
-        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner) | Aggregate(
-            pattern=inner
+        case (
+            Where(inner) | Window(inner) | Multiply(inner) | Star(inner) | Aggregate(pattern=inner)
         ):
             yield from _event_atoms(inner)
 

@@ -12,12 +12,18 @@ import sys
 from typing import Any, TextIO
 
 from reasoner.errors import DiagnosticsError, ReasonerError
-from reasoner.language.ast import dump
+from reasoner.language.ast import Program, dump
 from reasoner.language.check import check
 from reasoner.language.parser import parse_file
 
 #: What ``--emit`` can print, name -> function of the checked program.
-EMITTERS: dict[str, Any] = {"ast": dump}
+def _network(program: Program) -> str:
+    from reasoner.compiler.compile import compile_program
+
+    return compile_program(program).dump()
+
+
+EMITTERS: dict[str, Any] = {"ast": dump, "network": _network}
 
 
 def register(subparsers: Any) -> None:

@@ -161,12 +161,12 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str | None) -> Dia
             line, column = _end_position(text)
         expected = set(exc.accepts or exc.expected)
     elif isinstance(exc, UnexpectedCharacters):
-        found = f"'{text[exc.pos_in_stream]}'"
+        found = f"'{text[exc.pos_in_stream or 0]}'"
         expected = set(exc.allowed or ())
     else:
         found = "the end of the file"
         expected = set(getattr(exc, "expected", ()) or ())
-    if isinstance(exc, UnexpectedCharacters) and text[exc.pos_in_stream] in "'\"":
+    if isinstance(exc, UnexpectedCharacters) and text[exc.pos_in_stream or 0] in "'\"":
         message = "unterminated quoted text: expected a closing quote before the end of the file"
     else:
         message = f"{describe_expected(_spell(name) for name in expected)}, found {found}"
@@ -318,7 +318,7 @@ class _ToAst(Transformer[Token, Any]):
         return tuple(children)
 
     @v_args(meta=True)
-    def list(self, meta: Any, children: list[Any]) -> ListTerm:
+    def list_term(self, meta: Any, children: list[Any]) -> ListTerm:
         return ListTerm(children[0], None, self.span(meta))
 
     @v_args(meta=True)
@@ -592,4 +592,3 @@ def _properties(items: tuple[Term, ...], builder: _ToAst) -> tuple[tuple[str, Te
                     "expected property(Name, Value) in the rule label's list", item.span
                 )
     return tuple(out)
-

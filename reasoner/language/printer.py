@@ -47,7 +47,24 @@ _INFIX: dict[str, tuple[int, str]] = {
     ",": (1000, "xfy"),
     **{
         op: (700, "xfx")
-        for op in "= \\= == \\== < > =< >= =:= =\\= is @< @> @=< @>= =..".split()
+        for op in [
+            "=",
+            "\\=",
+            "==",
+            "\\==",
+            "<",
+            ">",
+            "=<",
+            ">=",
+            "=:=",
+            "=\\=",
+            "is",
+            "@<",
+            "@>",
+            "@=<",
+            "@>=",
+            "=..",
+        ]
     },
     "+": (500, "yfx"),
     "-": (500, "yfx"),
@@ -231,9 +248,7 @@ def _number(value: int | float | Fraction) -> str:
 def _functor(name: str) -> str:
     """A functor: plain, prefixed (``wt:speed``) or quoted."""
     prefix, sep, local = name.partition(":")
-    if (sep and _PLAIN_ATOM.match(prefix) and _PNAME_PART.match(local)) or _PLAIN_ATOM.match(
-        name
-    ):
+    if (sep and _PLAIN_ATOM.match(prefix) and _PNAME_PART.match(local)) or _PLAIN_ATOM.match(name):
         return name
     return _quote(name)
 

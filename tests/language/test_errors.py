@@ -47,7 +47,12 @@ SYNTAX = [
         20,
         "expected '.', WHERE, EVENT_MULTIPLY, ',' or an operator, found 'SEQ'",
     ),
-    ("X <- a.", 1, 1, "expected an event such as name(Args) as the rule head, found the variable 'X'"),
+    (
+        "X <- a.",
+        1,
+        1,
+        "expected an event such as name(Args) as the rule head, found the variable 'X'",
+    ),
     (
         "c <- aggregate(sum(X), a(X), R, foo(3)).",
         1,

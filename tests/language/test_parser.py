@@ -187,9 +187,7 @@ def test_terms() -> None:
 
 def test_arithmetic_in_head_and_comments() -> None:
     prog = parse("/* block\ncomment */ income(P1 + P2) <- a(P1) SEQ b(P2). % trailing\n")
-    assert prog.event_rules[0].head == EventAtom(
-        "income", (Compound("+", (Var("P1"), Var("P2"))),)
-    )
+    assert prog.event_rules[0].head == EventAtom("income", (Compound("+", (Var("P1"), Var("P2"))),))
 
 
 def test_spans_point_into_the_file() -> None:

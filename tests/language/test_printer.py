@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasoner.language.ast import (
+    BINARY_OPERATORS,
     Aggregate,
     Atom,
     Binary,
-    BINARY_OPERATORS,
     Compound,
     Directive,
     EventAtom,
@@ -44,7 +44,9 @@ def test_parenthesises_only_where_needed() -> None:
     right = Binary("seq", EventAtom("a"), Binary("and", EventAtom("b"), EventAtom("c")))
     assert to_source(left) == "a AND b SEQ c"
     assert to_source(right) == "a SEQ (b AND c)"
-    assert to_source(Compound("*", (Compound("+", (Var("A"), Var("B"))), Var("C")))) == "(A + B) * C"
+    assert (
+        to_source(Compound("*", (Compound("+", (Var("A"), Var("B"))), Var("C")))) == "(A + B) * C"
+    )
     assert to_source(Compound("-", (Number(1),))) == "-(1)"
 
 
@@ -72,7 +74,25 @@ LEAVES = st.one_of(
         lambda t: PName(*t)
     ),
 )
-INFIX = [",", ";", "->", "=", "\\=", "<", ">=", "is", "=..", "+", "-", "*", "/", "//", "mod", "**", "^"]
+INFIX = [
+    ",",
+    ";",
+    "->",
+    "=",
+    "\\=",
+    "<",
+    ">=",
+    "is",
+    "=..",
+    "+",
+    "-",
+    "*",
+    "/",
+    "//",
+    "mod",
+    "**",
+    "^",
+]
 
 
 def _terms(children: st.SearchStrategy[Term]) -> st.SearchStrategy[Term]:
@@ -103,9 +123,7 @@ SIZES = st.one_of(
 
 def _patterns(children):  # type: ignore[no-untyped-def]
     return st.one_of(
-        st.tuples(st.sampled_from(BINARY_OPERATORS), children, children).map(
-            lambda t: Binary(*t)
-        ),
+        st.tuples(st.sampled_from(BINARY_OPERATORS), children, children).map(lambda t: Binary(*t)),
         st.tuples(children, children, children).map(lambda t: Not(*t)),
         st.tuples(children, TERMS).map(lambda t: Where(*t)),
         st.tuples(children, TERMS).map(lambda t: Multiply(*t)),

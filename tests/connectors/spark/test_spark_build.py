@@ -185,5 +185,5 @@ def test_cli_registers_build_and_refresh(built, capsys) -> None:
     )
     assert (args.radius_km, args.neighbour_km, args.master) == (5.0, 300.0, "local[1]")
     refresh = parser.parse_args(["knowledge", "refresh", str(folder / "store")])
-    assert refresh.func(refresh) == 0
+    assert refresh.handler(refresh) == 0
     assert "unchanged" in capsys.readouterr().out

@@ -1,0 +1,64 @@
+"""``reasoner check`` through the ``reasoner`` command line (in-process, via ``main``)."""
+
+from pathlib import Path
+
+import pytest
+
+from reasoner.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_lists_check(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    assert "check" in capsys.readouterr().out
+
+
+def test_check_valid_files(capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(ROOT / "rules" / "stock_ticker.event"), str(ROOT / "rules" / "weather.event")]
+    assert main(["check", *files]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_check_emit_ast(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(ROOT / "rules" / "stock_ticker.event"), "--emit", "ast"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("EventRule(head=EventAtom(name=ce1")
+
+
+def test_check_broken_file_names_first_syntax_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.event"
+    bad.write_text("ok <- a.\n\nc(X) <- a(X) b(X).\n", encoding="utf-8")
+    good = ROOT / "rules" / "income.event"
+    assert main(["check", str(bad), str(good)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:3:14: expected a pattern operator")
+    assert "    c(X) <- a(X) b(X).\n                 ^" in err
+
+
+def test_check_reports_every_compile_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "unbound.event"
+    bad.write_text("c(X, Y) <- a(X).\nd <- a(X) WHERE Z > 1.\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith(str(bad))]
+    assert lines == [
+        f"{bad}:1:6: unbound variable 'Y' in the rule head",
+        f"{bad}:2:17: unbound variable 'Z' in WHERE",
+    ]
+
+
+def test_check_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "missing.event")]) == 1
+    assert "cannot read rule file" in capsys.readouterr().err
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: reasoner" in capsys.readouterr().err
