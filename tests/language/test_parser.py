@@ -200,14 +200,12 @@ def test_spans_point_into_the_file() -> None:
     )
 
 
-def test_large_files_parse_quickly() -> None:
-    import time
-
+def test_large_files_parse() -> None:
+    # Parse speed is measured in benchmarks, never asserted here.
     text = "".join(
         f"r{i}(X, Y) <- (a{i}(X) SEQ b(X, Y) AND c(Y)).10 WHERE X > {i}, Y < 3.\n"
         for i in range(3000)
     )
-    start = time.perf_counter()
     prog = parse(text)
     assert len(prog.event_rules) == 3000
-    assert time.perf_counter() - start < 10
+    assert prog.event_rules[-1].head.name == "r2999"
