@@ -16,6 +16,7 @@ from reasoner.language.ast import Program, dump
 from reasoner.language.check import check
 from reasoner.language.parser import parse_file
 
+
 #: What ``--emit`` can print, name -> function of the checked program.
 def _network(program: Program) -> str:
     from reasoner.compiler.compile import compile_program
