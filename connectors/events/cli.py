@@ -2,8 +2,9 @@
 
 The contract outside tools rely on (keep it stable):
 ``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest] [--policy P]
-[--only NAME]... [--output FILE|-]``. Several ``--events`` files merge into one time-ordered
-stream; malformed lines and rejected events are reported on stderr, counted and skipped.
+[--lateness T] [--only NAME]... [--output FILE|-]``. Several ``--events`` files merge into
+one time-ordered stream; malformed lines and rejected events are reported on stderr, counted
+and skipped.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="recent policy: which of two occurrences ending together is the latest",
     )
     p.add_argument(
+        "--lateness",
+        type=float,
+        default=0,
+        metavar="T",
+        help="accept events up to T time units out of order (buffered and reordered)",
+    )
+    p.add_argument(
         "--only", action="append", metavar="NAME", help="print only these events (repeatable)"
     )
     p.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
@@ -68,7 +76,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the ``run`` command; returns the exit status."""
-    engine = Engine(args.rules, policy=args.policy, tie_break=args.tie_break)
+    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    engine = Engine(args.rules, policy=args.policy, tie_break=args.tie_break, lateness=lateness)
     style = TimeStyle()
     rejected: list[Rejected] = []
 
@@ -93,10 +102,8 @@ def run_command(args: argparse.Namespace) -> int:
                 refused += 1
                 print(f"skipped event: {error}", file=sys.stderr)
                 continue
-            for detection in detections:
-                if not only or detection.name in only:
-                    writer.write(detection)
-                    written += 1
+            written += _write(writer, detections, only)
+        written += _write(writer, engine.flush(), only)
     stats = engine.stats()
     print(
         f"{stats.events_in} events, {written} detections written, "
@@ -104,6 +111,12 @@ def run_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _write(writer: JsonLinesWriter, detections: list[Event], only: set[str]) -> int:
+    selected = [d for d in detections if not only or d.name in only]
+    writer.write_all(selected)
+    return len(selected)
 
 
 def _read(path: str, fmt: str, style: TimeStyle, on_reject: object) -> Iterator[Event]:

@@ -106,6 +106,9 @@ class Engine:
             ``longer`` or ``shorter``.
         max_derivations: derived events allowed for one input event before the engine stops
             with an EngineError naming the rule (guards runaway recursion).
+        lateness: how far (in time) an event may arrive out of order; events are buffered
+            and processed in time order once the stream is that far past them. Detections
+            are then reported that much later; call :meth:`flush` at the end of a stream.
 
     >>> engine = Engine("c <- a SEQ b.")
     >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
@@ -120,6 +123,7 @@ class Engine:
         policy: str = "unrestricted",
         tie_break: str = "longer",
         max_derivations: int = 100_000,
+        lateness: Any = 0,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
@@ -127,6 +131,11 @@ class Engine:
         self._options = Options(policy)
         self._tie_break = tie_break
         self._max_derivations = max_derivations
+        if not _is_time(lateness):
+            raise EngineError(f"lateness must be a non-negative number, not {lateness!r}")
+        self._lateness = lateness
+        self._buffer: list[tuple[Any, int, Event]] = []  # (end, arrival, event) heap
+        self._latest: Any = -math.inf
         self._own_facts = knowledge is None
         self._runtime = Runtime(knowledge if knowledge is not None else FactBase())
         self._nodes: list[Node] = []
@@ -312,21 +321,41 @@ class Engine:
     def push(self, event: Event) -> list[Event]:
         """Process one input event; return the complex events it completed, in order.
 
-        Raises EventError (and changes nothing) for a late or malformed event.
+        With a lateness bound the event is buffered, and the detections returned are those
+        of the buffered events it released (every event ending at least ``lateness`` before
+        the latest end seen). Raises EventError (and changes nothing) for a late or
+        malformed event.
         """
         self._validate(event)
         self._counts["events_in"] += 1
+        if not self._lateness:
+            self._detected = []
+            self._process(event)
+            return self._detected
+        heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
+        self._latest = max(self._latest, event.end)
+        return self._release(self._latest - self._lateness)
+
+    def flush(self) -> list[Event]:
+        """Process every buffered event (at the end of a stream with a lateness bound)."""
+        return self._release(math.inf)
+
+    def _release(self, up_to: Any) -> list[Event]:
         self._detected = []
+        while self._buffer and self._buffer[0][0] <= up_to:
+            self._process(heapq.heappop(self._buffer)[2])
+        return self._detected
+
+    def _process(self, event: Event) -> None:
         if event.end > self._runtime.now:
             self._advance(event.end)
         if event in self._seen:
             self._counts["duplicates"] += 1
-            return self._detected
+            return
         self._seen.add(event)
         self._derivations = 0
         self._dispatch(event)
         self._drain()
-        return self._detected
 
     def advance(self, time: Any) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
@@ -339,9 +368,10 @@ class Engine:
         return self._detected
 
     def run(self, events: Iterable[Event]) -> Iterator[Event]:
-        """Push every event and yield the detections as they happen."""
+        """Push every event and yield the detections as they happen (then flush)."""
         for event in events:
             yield from self.push(event)
+        yield from self.flush()
 
     def _validate(self, event: Event) -> None:
         reason = None
@@ -353,6 +383,8 @@ class Engine:
             reason = f"start {event.start} is after end {event.end}"
         elif event.end < self._runtime.now:
             reason = f"late: ends at {event.end}, before the current time {self._runtime.now}"
+            if self._lateness:
+                reason += f" (beyond the lateness bound {self._lateness})"
         else:
             arities = self._arity.get(event.name)
             if arities is not None and len(event.args) not in arities:

@@ -116,3 +116,15 @@ def test_static_facts_answer_where_and_event_multiply() -> None:
         ("b", (3,), 1, 1),
     ]
     assert names(engine.push(Event.at("a", (7,), 2))) == [("big", (7,), 2, 2)]
+
+
+def test_a_lateness_bound_reorders_events_within_it() -> None:
+    engine = Engine("c <- a SEQ b.", lateness=5)
+    assert engine.push(Event.at("b", (), 4)) == []
+    assert engine.push(Event.at("a", (), 2)) == []  # out of order, within the bound
+    assert names(engine.push(Event.at("x", (), 9))) == [("c", (), 2, 4)]  # 2 and 4 released
+    with pytest.raises(EventError, match="beyond the lateness bound 5"):
+        engine.push(Event.at("a", (), 1))
+    engine.push(Event.at("a", (), 10))
+    assert names(engine.push(Event.at("b", (), 11))) == []  # still buffered
+    assert names(engine.flush()) == [("c", (), 2, 11), ("c", (), 10, 11)]
