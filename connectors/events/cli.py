@@ -21,7 +21,7 @@ from connectors.events.merge import merge_streams
 from connectors.events.rejects import Rejected
 from connectors.events.times import TimeStyle
 from reasoner.errors import EventError
-from reasoner.runtime.engine import Engine
+from reasoner.runtime.engine import Engine, load_rules
 from reasoner.runtime.events import Event
 
 _log = logging.getLogger("reasoner.run")
@@ -61,6 +61,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="recent policy: which of two occurrences ending together is the latest",
     )
     p.add_argument(
+        "--knowledge",
+        action="append",
+        metavar="PATH",
+        help="RDF files or folders of background knowledge for WHERE (repeatable)",
+    )
+    p.add_argument("--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)")
+    p.add_argument(
+        "--entailment",
+        choices=("none", "rdfs", "owl-rl"),
+        default="rdfs",
+        help="entailment applied to the knowledge (default: rdfs)",
+    )
+    p.add_argument(
         "--lateness",
         type=float,
         default=0,
@@ -77,7 +90,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Run the ``run`` command; returns the exit status."""
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
-    engine = Engine(args.rules, policy=args.policy, tie_break=args.tie_break, lateness=lateness)
+    program = load_rules(args.rules)
+    knowledge = None
+    if args.knowledge or args.store:
+        from reasoner.knowledge.snapshot import KnowledgeBase
+
+        knowledge = KnowledgeBase(
+            args.knowledge or (),
+            store_path=args.store,
+            entailment=args.entailment,
+            program=program,
+            progress=True,
+        ).snapshot()
+    engine = Engine(
+        program,
+        knowledge=knowledge,
+        policy=args.policy,
+        tie_break=args.tie_break,
+        lateness=lateness,
+    )
     style = TimeStyle()
     rejected: list[Rejected] = []
 

@@ -33,7 +33,7 @@ def test_recent_policy_keeps_the_ticker_bounded_over_a_million_events() -> None:
 def test_a_window_keeps_unrestricted_matching_bounded() -> None:
     # Every rise within 10 time units: at most ~10 stored stock events per company, plus what
     # accumulates between two sweeps (every half window).
-    rules = 'rise(S) <- (stock(S, P1, V1) SEQ stock(S, P2, V2)).10 WHERE P2 > P1.'
+    rules = "rise(S) <- (stock(S, P1, V1) SEQ stock(S, P2, V2)).10 WHERE P2 > P1."
     engine = Engine(rules)
     assert _peak_stored(engine, 300_000) <= 40
     assert engine.stats().expired > 290_000

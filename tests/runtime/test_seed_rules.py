@@ -97,9 +97,7 @@ def test_weather_examples_of_seed_004() -> None:
 
 
 def test_heat_index_classification() -> None:
-    found = run(
-        "weather.event", [at("temperature", 0, "s1", 96), at("humidity", 600, "s1", 60)]
-    )
+    found = run("weather.event", [at("temperature", 0, "s1", 96), at("humidity", 600, "s1", 60)])
     notes = {f[1][2] for f in found if f[0] == "heatNote"}
     assert notes == {"danger"}  # 96 °F at 60 % is a heat index of about 116
 
