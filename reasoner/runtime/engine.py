@@ -314,6 +314,12 @@ class Engine:
 
     # ------------------------------------------------------------------ running
 
+    def use_knowledge(self, knowledge: Knowledge) -> None:
+        """Evaluate every later event against ``knowledge`` (e.g. a refreshed
+        ``KnowledgeBase.snapshot()``). Takes effect between two events, never inside one."""
+        self._own_facts = False
+        self._runtime.knowledge = knowledge
+
     def on(self, name: str | None, callback: Callback) -> None:
         """Call ``callback(event)`` for every detection of ``name`` (None: every detection)."""
         self._callbacks.setdefault(name, []).append(callback)

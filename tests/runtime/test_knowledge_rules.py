@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.parser import parse_file
 from reasoner.runtime.engine import Engine
@@ -39,3 +42,30 @@ def test_enhanced_fire_needs_a_wind_observation_through_the_subclass_rule() -> N
             if d.name == "enhancedFire"
         ]
     assert found == [(EX + "Observ_1", 0, 3600), (EX + "Observ_2", 0, 7200)]
+
+
+def test_a_knowledge_refresh_takes_effect_between_events(tmp_path: Path) -> None:
+    rules = (
+        ":- prefix(ex, 'http://ex.org/').\n"
+        "alert(S) <- reading(S) WHERE rdf(S, ex:status, ex:critical)."
+    )
+    data = tmp_path / "status.ttl"
+    data.write_text("<http://ex.org/s1> <http://ex.org/status> <http://ex.org/ok> .\n")
+    program = parse_file(_write(tmp_path / "alert.event", rules))
+    kb = KnowledgeBase([data], entailment="none", program=program)
+    engine = Engine(program, knowledge=kb.snapshot())
+    s1 = IRI("http://ex.org/s1")
+    assert engine.push(Event.at("reading", (s1,), 1)) == []
+    data.write_text("<http://ex.org/s1> <http://ex.org/status> <http://ex.org/critical> .\n")
+    engine.use_knowledge(kb.refresh())
+    assert [d.start for d in engine.push(Event.at("reading", (s1,), 2))] == [2]
+    data.write_text("this is not turtle")
+    with pytest.raises(KnowledgeError, match="refresh failed"):
+        kb.refresh()
+    engine.use_knowledge(kb.snapshot())  # the failed refresh left the current version
+    assert [d.start for d in engine.push(Event.at("reading", (s1,), 3))] == [3]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
