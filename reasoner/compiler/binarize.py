@@ -39,32 +39,21 @@ from reasoner.language.ast import (
     Window,
     dump,
 )
-from reasoner.language.check import bound_variables
+from reasoner.language.check import bound_variables, term_variables
 from reasoner.values import Time
 
 #: Operators that join two inputs on their shared variables under a time condition.
 JOIN_OPERATORS = frozenset({"seq", "and", "par", "equals", "meets", "during", "starts", "finishes"})
 
 
-def term_variables(term: object) -> list[str]:
-    """Named variables of a term or pattern in first-occurrence order (``_`` excluded)."""
-    out: list[str] = []
-    _collect(term, out)
-    return out
-
-
-def _collect(node: object, out: list[str]) -> None:
-    match node:
-        case Var(name):
-            if name != "_" and name not in out:
-                out.append(name)
-        case tuple():
-            for item in node:
-                _collect(item, out)
-        case _ if is_dataclass(node):
-            for f in fields(node):
-                if f.name != "span":
-                    _collect(getattr(node, f.name), out)
+def variable_names(*terms: Term) -> list[str]:
+    """Named variables of the terms in first-occurrence order (``_`` excluded)."""
+    names: list[str] = []
+    for term in terms:
+        for var in term_variables(term):
+            if var.name != "_" and var.name not in names:
+                names.append(var.name)
+    return names
 
 
 def conjuncts(condition: Term) -> tuple[Term, ...]:
@@ -253,13 +242,13 @@ class Binarizer:
     def _leaf(self, p: Pattern, ctx: Context) -> tuple[int, tuple[str, ...]]:
         match p:
             case EventAtom(name, args):
-                names = tuple(term_variables(args))
+                names = tuple(variable_names(*args))
                 return self._add(Source, name=name, args=args, variables=names), names
             case TimePoint(value):
                 return self._add(Clock, time=value), ()
             case Multiply(inner, goal):
                 iid, ivars = self._pattern(inner, (), None, ctx)
-                names = ivars + tuple(v for v in term_variables(goal) if v not in ivars)
+                names = ivars + tuple(v for v in variable_names(goal) if v not in ivars)
                 return self._add(Expand, input=iid, variables=names, goal=goal), names
             case Aggregate():
                 raise RuleCompileError(
@@ -281,7 +270,7 @@ def _split(
     lconds: list[Term] = []
     rconds: list[Term] = []
     for c in conds:
-        vs = set(term_variables(c))
+        vs = set(variable_names(c))
         if vs <= lbound:
             lconds.append(c)
         elif vs <= rbound:
