@@ -448,11 +448,7 @@ class Engine:
 
     def stored(self) -> int:
         """How many occurrences the network holds right now (its "goals")."""
-        total = 0
-        for node in self._nodes:
-            stored = getattr(node, "stored", None)
-            total += stored() if stored else sum(s.size for s in node.stores())
-        return total
+        return sum(node.stored() for node in self._nodes)
 
     def status(self) -> list[dict[str, Any]]:
         """Per rule: its head, the nodes its pattern uses, and the goals waiting at each."""
@@ -460,9 +456,7 @@ class Engine:
         for out in self._outputs:
             waiting = {}
             for node_id in self._subtree(out.input):
-                node = self._nodes[node_id]
-                stored = getattr(node, "stored", None)
-                count = stored() if stored else sum(s.size for s in node.stores())
+                count = self._nodes[node_id].stored()
                 if count:
                     waiting[f"n{node_id}"] = count
             report.append(

@@ -144,6 +144,10 @@ class Node:
     def stores(self) -> tuple[Store, ...]:
         return ()
 
+    def stored(self) -> int:
+        """How many occurrences this node holds (its waiting goals)."""
+        return sum(s.size for s in self.stores())
+
     def expire(self, now: Time) -> int:
         """Drop stored occurrences that can no longer contribute; return how many."""
         if self.horizon is None:
