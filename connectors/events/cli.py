@@ -81,6 +81,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="accept events up to T time units out of order (buffered and reordered)",
     )
     p.add_argument(
+        "--max-span",
+        type=float,
+        metavar="T",
+        help="the longest input event interval (0: instantaneous events); lets the engine "
+        "free goals no future input can complete, e.g. chronological PAR/NOT without a window",
+    )
+    p.add_argument(
         "--only", action="append", metavar="NAME", help="print only these events (repeatable)"
     )
     p.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
@@ -108,6 +115,7 @@ def run_command(args: argparse.Namespace) -> int:
         policy=args.policy,
         tie_break=args.tie_break,
         lateness=lateness,
+        max_span=args.max_span,
     )
     style = TimeStyle()
     rejected: list[Rejected] = []

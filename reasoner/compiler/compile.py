@@ -2,8 +2,9 @@
 
 1. ``check_program`` rejects programs that break the language's rules (all errors at once);
 2. rule properties become patterns: a rule window wraps the body in a window;
-3. binarization builds the shared node network (conditions and windows pushed down);
-4. horizons: how long each stored occurrence can still matter (window push-down).
+3. ORs hiding a variable used outside them are lifted into alternative bodies;
+4. binarization builds the shared node network (conditions and windows pushed down);
+5. horizons: how long each stored occurrence can still matter (window push-down).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from math import inf
 
 from reasoner.compiler.binarize import Binarizer
+from reasoner.compiler.disjunction import alternatives
 from reasoner.compiler.network import (
     Expand,
     Filter,
@@ -75,8 +77,9 @@ def compile_program(
     outputs = []
     for index, rule in enumerate(program.event_rules, start=first_rule):
         body, policy = _apply_properties(rule, options.policy)
-        node, names = binarizer.compile(body, policy)
-        outputs.append(Output(index, node, rule.head, names, rule.label, rule.span))
+        for alternative in alternatives(rule.head, body):
+            node, names = binarizer.compile(alternative, policy)
+            outputs.append(Output(index, node, rule.head, names, rule.label, rule.span))
     nodes = tuple(binarizer.nodes)
     return Network(
         nodes=nodes,

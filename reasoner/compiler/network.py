@@ -35,6 +35,19 @@ RETENTION: dict[str, tuple[str, str]] = {
     "finishes": (NOW, NOW),
 }
 
+#: For each interval operator: the sides whose start becomes the output's start (0 left,
+#: 1 right). Garbage collection bounds the start of a node's future output by these sides.
+START_SIDES: dict[str, tuple[int, ...]] = {
+    "seq": (0,),
+    "and": (0, 1),
+    "par": (0, 1),
+    "equals": (0,),
+    "meets": (0,),
+    "during": (1,),
+    "starts": (0,),
+    "finishes": (1,),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Source:

@@ -21,6 +21,7 @@ from typing import Any
 
 from reasoner.compiler.compile import Options, compile_program
 from reasoner.compiler.network import (
+    START_SIDES,
     Clock,
     Expand,
     Filter,
@@ -109,6 +110,11 @@ class Engine:
         lateness: how far (in time) an event may arrive out of order; events are buffered
             and processed in time order once the stream is that far past them. Detections
             are then reported that much later; call :meth:`flush` at the end of a stream.
+        max_span: the longest interval an input event may have (0: input events are
+            instantaneous, as SEMANTICS.md's atomic events are; None: any). Knowing it lets
+            the engine free goals that only an input starting in the past could complete
+            (PAR, MEETS, DURING, STARTS partners, blocked NOT goals, CNOT blockers) without a
+            window; a longer input event is rejected.
 
     >>> engine = Engine("c <- a SEQ b.")
     >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
@@ -124,6 +130,7 @@ class Engine:
         tie_break: str = "longer",
         max_derivations: int = 100_000,
         lateness: Any = 0,
+        max_span: Any = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
@@ -134,6 +141,9 @@ class Engine:
         if not _is_time(lateness):
             raise EngineError(f"lateness must be a non-negative number, not {lateness!r}")
         self._lateness = lateness
+        if max_span is not None and not _is_time(max_span):
+            raise EngineError(f"max_span must be a non-negative number or None, not {max_span!r}")
+        self._max_span = max_span
         self._buffer: list[tuple[Any, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Any = -math.inf
         self._own_facts = knowledge is None
@@ -144,6 +154,7 @@ class Engine:
         self._arity: dict[str, set[int]] = {}
         self._clocks: list[tuple[Any, int, ClockNode]] = []  # heap by time
         self._outputs: list[Output] = []
+        self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
         self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
         self._agenda: deque[tuple[Event, int]] = deque()
@@ -193,7 +204,7 @@ class Engine:
                 case Source():
                     node = self._source(spec, prefixes)
                 case Clock(time=time):
-                    node = ClockNode(spec.id, rt, time)
+                    node = ClockNode(spec.id, rt, time, pending=time >= rt.now)
                     if time >= rt.now:
                         heapq.heappush(self._clocks, (time, spec.id, node))
                 case Join():
@@ -256,6 +267,7 @@ class Engine:
         for out in network.outputs:
             self._nodes[out.input].parents.append(self._head(out, prefixes))
             self._outputs.append(out)
+            self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         windows = [h for h in horizon.values() if h is not None]
         if windows:
@@ -387,6 +399,11 @@ class Engine:
             reason = "times must be non-negative numbers"
         elif event.start > event.end:
             reason = f"start {event.start} is after end {event.end}"
+        elif self._max_span is not None and event.end - event.start > self._max_span:
+            reason = (
+                f"lasts {event.end - event.start}, longer than the engine's max_span "
+                f"{self._max_span}"
+            )
         elif event.end < self._runtime.now:
             reason = f"late: ends at {event.end}, before the current time {self._runtime.now}"
             if self._lateness:
@@ -422,7 +439,7 @@ class Engine:
         if time - self._last_sweep >= self._sweep_every or self._ticks >= 4096:
             self._last_sweep = time
             self._ticks = 0
-            self._counts["expired"] += sum(node.expire(time) for node in self._nodes)
+            self.collect()
 
     def _dispatch(self, event: Event) -> None:
         for source in self._sources.get((event.name, len(event.args)), ()):
@@ -439,6 +456,54 @@ class Engine:
             for callback in self._callbacks.get(None, ()):
                 callback(event)
             self._dispatch(event)
+
+    def collect(self) -> int:
+        """Free every stored occurrence that can no longer contribute to a detection and
+        return how many (the engine also does this every half window, or every 4096 time
+        points)."""
+        now = self._runtime.now
+        floors = self._floors()
+        freed = sum(
+            node.expire(now, [floors[i] for i in _inputs(spec)])
+            for node, spec in zip(self._nodes, self._specs, strict=True)
+        )
+        self._counts["expired"] += freed
+        return freed
+
+    def _floors(self) -> list[Any]:
+        """Per node, a lower bound on the start of every occurrence it emits from now on.
+
+        A node's bound is the earliest of its stored occurrences that may still reach its
+        output and the bounds of the inputs whose start its output takes; a source's also
+        includes the rules deriving its event (a fixpoint, since rules may be recursive) and
+        the input stream (now minus ``max_span``).
+        """
+        entry = -math.inf if self._max_span is None else self._runtime.now - self._max_span
+        feeds = [self._feeds(spec) for spec in self._specs]
+        floors = [
+            min(node.held(), entry if isinstance(spec, Source) else math.inf)
+            for node, spec in zip(self._nodes, self._specs, strict=True)
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for i, inputs in enumerate(feeds):
+                for j in inputs:
+                    if floors[j] < floors[i]:
+                        floors[i] = floors[j]
+                        changed = True
+        return floors
+
+    def _feeds(self, spec: NodeSpec) -> Sequence[int]:
+        """The nodes whose occurrences' starts can become the start of ``spec``'s output."""
+        match spec:
+            case Source():
+                return self._producers.get((spec.name, len(spec.args)), ())
+            case Join():
+                return tuple((spec.left, spec.right)[side] for side in START_SIDES[spec.op])
+            case Negation():
+                return (spec.left,)
+        return _inputs(spec)
 
     # ------------------------------------------------------------------ reporting
 

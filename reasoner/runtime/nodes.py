@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from functools import partial
 from operator import itemgetter
 from typing import Any
 
-from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION
+from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION, START_SIDES
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
-from reasoner.runtime.policies import Store, make_store
+from reasoner.runtime.policies import INF, Occurrence, Store, make_store
 from reasoner.values import Time
 
 Emit = Callable[[tuple[Any, ...], Time, Time], None]
@@ -122,6 +123,17 @@ COMBINE = {
     "finishes": _finishes,
 }
 
+# For the operators whose partners must start early enough: per side, whether a stored
+# occurrence is past use when every future partner starts at ``floor`` or later (PAR needs
+# the partner to start before the occurrence ends, MEETS at its end, DURING before its
+# start, STARTS at its start).
+PAST_USE: dict[str, tuple[Callable[[Time, Occurrence], bool] | None, ...]] = {
+    "par": (lambda floor, o: o[2] <= floor, lambda floor, o: o[2] <= floor),
+    "meets": (lambda floor, o: o[2] < floor, None),
+    "during": (lambda floor, o: o[1] <= floor, None),
+    "starts": (lambda floor, o: o[1] < floor, None),
+}
+
 
 # ------------------------------------------------------------------------ nodes
 
@@ -148,8 +160,16 @@ class Node:
         """How many occurrences this node holds (its waiting goals)."""
         return sum(s.size for s in self.stores())
 
-    def expire(self, now: Time) -> int:
-        """Drop stored occurrences that can no longer contribute; return how many."""
+    def held(self) -> Time:
+        """The earliest start of a stored occurrence that may still reach the output."""
+        return INF
+
+    def expire(self, now: Time, floors: Sequence[Time]) -> int:
+        """Drop stored occurrences that can no longer contribute; return how many.
+
+        ``floors`` holds, per input (in the network's input order), a lower bound on the start
+        of every occurrence that input may still emit.
+        """
         if self.horizon is None:
             return 0
         cutoff = now - self.horizon
@@ -196,13 +216,18 @@ class SourceNode(Node):
 class ClockNode(Node):
     """A time point: emits one empty occurrence [q, q] when the clock reaches q."""
 
-    __slots__ = ("time",)
+    __slots__ = ("time", "pending")
 
-    def __init__(self, node_id: int, runtime: Runtime, time: Time) -> None:
+    def __init__(self, node_id: int, runtime: Runtime, time: Time, pending: bool) -> None:
         super().__init__(node_id, runtime)
         self.time = time
+        self.pending = pending
+
+    def held(self) -> Time:
+        return self.time if self.pending else INF
 
     def fire(self) -> None:
+        self.pending = False
         self.emit((), self.time, self.time)
 
 
@@ -220,6 +245,7 @@ class JoinNode(Node):
         "_window",
         "_keep",
         "_stamp",
+        "_op",
         "left_in",
         "right_in",
     )
@@ -247,6 +273,7 @@ class JoinNode(Node):
         self._check = check
         self._window = window
         self._keep = RETENTION[op]
+        self._op = op
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
         if policy == "chronological":
             self.left_in, self.right_in = self._left_chrono, self._right_chrono
@@ -257,6 +284,20 @@ class JoinNode(Node):
 
     def stores(self) -> tuple[Store, ...]:
         return (self.left, self.right)
+
+    def held(self) -> Time:
+        sides = self.stores()
+        return min(sides[side].earliest_start() for side in START_SIDES[self._op])
+
+    def expire(self, now: Time, floors: Sequence[Time]) -> int:
+        dropped = super().expire(now, floors)
+        rules = PAST_USE.get(self._op, ())
+        for store, past_use, partner_floor in zip(
+            self.stores(), rules, reversed(floors), strict=False
+        ):
+            if past_use is not None:
+                dropped += store.drop(partial(past_use, partner_floor))
+        return dropped
 
     # -- shared steps ---------------------------------------------------------------
 
@@ -444,6 +485,7 @@ class NegationNode(Node):
         "_rest",
         "_bkey_out",
         "_bkey_neg",
+        "_bkey_width",
         "_check",
         "_window",
         "_policy",
@@ -473,6 +515,8 @@ class NegationNode(Node):
         self._rest = tuple_picker(right_rest)
         self._bkey_out = picker([o for o, _ in blocker_key])
         self._bkey_neg = picker([n for _, n in blocker_key])
+        # how many leading (left) values the blocker key reads
+        self._bkey_width = max((o for o, _ in blocker_key), default=-1) + 1
         self._check = check
         self._window = window
         self._policy = policy
@@ -512,14 +556,25 @@ class NegationNode(Node):
                 return
             self.emit(values, ls, e)
 
-    def expire(self, now: Time) -> int:
+    def held(self) -> Time:
+        return self.left.earliest_start()
+
+    def expire(self, now: Time, floors: Sequence[Time]) -> int:
+        dropped = super().expire(now, floors)
+        # A stored left occurrence followed by a blocker that ends before any future right
+        # occurrence can start is blocked for good (when the blocker key is known from it).
+        between, key, width, right_floor = (
+            self.blockers.between,
+            self._bkey_out,
+            self._bkey_width,
+            floors[2],
+        )
+        dropped += self.left.drop(
+            lambda o: len(o[0]) >= width and between(key(o[0]), o[2], right_floor)
+        )
         # A blocker matters only to a left occurrence that ended before it started. Future
         # left occurrences end at `now` or later, so a blocker that started no later than
         # every stored left occurrence's end (and `now`) can never block anything again.
-        dropped = 0
-        if self.horizon is not None:
-            cutoff = now - self.horizon
-            dropped += self.left.expire(cutoff)
         earliest_end = now
         for bucket in self.left.buckets.values():
             for _, _, end in bucket:
@@ -588,7 +643,7 @@ class GuardNode(Node):
             return
         self.emit(v, s, e)
 
-    def expire(self, now: Time) -> int:
+    def expire(self, now: Time, floors: Sequence[Time]) -> int:
         if self._fnot:
             if self._memory is None:
                 return 0
@@ -603,9 +658,9 @@ class GuardNode(Node):
                     if not ends:
                         del self._ends[key]
             return dropped
-        if self.horizon is None:
-            return 0
-        return self.blockers.expire(now - self.horizon)
+        # CNOT: a blocker counts for inputs that start no later than it does.
+        cutoff = floors[0] if self.horizon is None else max(floors[0], now - self.horizon)
+        return self.blockers.expire(cutoff)
 
 
 class UnionNode(Node):

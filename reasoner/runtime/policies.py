@@ -17,6 +17,7 @@ from typing import Any
 from reasoner.values import Time
 
 Occurrence = tuple[tuple[Any, ...], Time, Time]
+INF = float("inf")
 
 #: Tie-breaks for the recent policy between two occurrences ending at the same time.
 TIE_BREAKS = ("longer", "shorter")
@@ -52,10 +53,14 @@ class Store:
 
     def expire(self, cutoff: Time) -> int:
         """Drop occurrences that started before ``cutoff``; return how many."""
+        return self.drop(lambda occ: occ[1] < cutoff)
+
+    def drop(self, dead: Callable[[Occurrence], bool]) -> int:
+        """Drop every occurrence for which ``dead(occurrence)`` holds; return how many."""
         dropped = 0
         for key in list(self.buckets):
             bucket = self.buckets[key]
-            kept = [o for o in bucket if o[1] >= cutoff]
+            kept = [o for o in bucket if not dead(o)]
             if len(kept) != len(bucket):
                 dropped += len(bucket) - len(kept)
                 if kept:
@@ -64,6 +69,10 @@ class Store:
                     del self.buckets[key]
         self.size -= dropped
         return dropped
+
+    def earliest_start(self) -> Time:
+        """The earliest start of any stored occurrence (infinity when empty)."""
+        return min((o[1] for bucket in self.buckets.values() for o in bucket), default=INF)
 
 
 class RecentStore(Store):
