@@ -15,6 +15,7 @@ from reasoner.compiler.network import (
     Clock,
     Expand,
     Filter,
+    Fold,
     Guard,
     Join,
     Negation,
@@ -23,6 +24,7 @@ from reasoner.compiler.network import (
     Union,
 )
 from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
     Aggregate,
     Binary,
@@ -174,6 +176,35 @@ class Binarizer:
                 # the interval ending with the last repetition; binds what first binds.
                 rewritten = Binary("or", first, Binary("seq", first, repeated))
                 return self._pattern(rewritten, conds, window, ctx)
+            case Binary("seq", first, Aggregate(function, items, result, sliding)):
+                # ETALIS's aggregate since a start: one aggregate per occurrence of first,
+                # joined with the items on the variables they share. Conditions on first
+                # alone go down; the rest (on the result) and the window filter the output.
+                lbound = bound_variables(first)
+                down = tuple(c for c in conds if set(variable_names(c)) <= lbound)
+                here = tuple(c for c in conds if c not in down)
+                sid, svars = self._pattern(first, down, None, inner_ctx)
+                iid, ivars = self._pattern(items, (), None, inner_ctx)
+                name, argument = aggregate_function(function)
+                shared = [v for v in svars if v in ivars]
+                out = svars + (result.name,)
+                node_id = self._add(
+                    Fold,
+                    input=iid,
+                    variables=out,
+                    function=name,
+                    value=None if argument is None else ivars.index(argument),
+                    group=tuple(ivars.index(v) for v in shared),
+                    window=sliding,
+                    start=sid,
+                    start_key=tuple(svars.index(v) for v in shared),
+                    policy=ctx.policy,
+                )
+                if here or window is not None:
+                    node_id = self._add(
+                        Filter, input=node_id, variables=out, conditions=here, window=window
+                    )
+                return node_id, out
             case Binary("cnot", Binary("seq", first, second), negated):
                 # ETALIS: a sequence guarded by cnot is NOT(negated).[first, second].
                 return self._pattern(Not(negated, first, second), conds, window, ctx)
@@ -250,10 +281,21 @@ class Binarizer:
                 iid, ivars = self._pattern(inner, (), None, ctx)
                 names = ivars + tuple(v for v in variable_names(goal) if v not in ivars)
                 return self._add(Expand, input=iid, variables=names, goal=goal), names
-            case Aggregate():
-                raise RuleCompileError(
-                    [Diagnostic("aggregate patterns are not supported by the engine yet", p.span)]
-                )
+            case Aggregate(function, items, result, sliding):
+                # A sliding aggregate per group: every variable of the items but the
+                # aggregated one.
+                iid, ivars = self._pattern(items, (), None, ctx)
+                name, argument = aggregate_function(function)
+                group = group_variables(p, frozenset(ivars))
+                return self._add(
+                    Fold,
+                    input=iid,
+                    variables=group + (result.name,),
+                    function=name,
+                    value=None if argument is None else ivars.index(argument),
+                    group=tuple(ivars.index(v) for v in group),
+                    window=sliding,
+                ), group + (result.name,)
             case Binary(op):
                 raise RuleCompileError(
                     [Diagnostic(f"operator '{op}' is not supported by the engine yet", p.span)]

@@ -17,6 +17,7 @@ from reasoner.compiler.disjunction import alternatives
 from reasoner.compiler.network import (
     Expand,
     Filter,
+    Fold,
     Guard,
     Join,
     Negation,
@@ -144,6 +145,11 @@ def _horizons(nodes: tuple[NodeSpec, ...], roots: set[int]) -> tuple[tuple[int, 
                 widen(spec.right, own)
             case Expand():
                 widen(spec.input, own)
+            case Fold():
+                widen(spec.input, own)
+                if spec.start is not None:
+                    widen(spec.start, own)
+                    stored.append((spec.id, None if own == inf else own))
             case Guard():
                 widen(spec.input, own)
                 widen(spec.negated, own)

@@ -192,7 +192,44 @@ class Expand:
         return f"multiply n{self.input} by {to_source(self.goal)}"
 
 
-NodeSpec = Source | Clock | Join | Union | Negation | Guard | Filter | Expand
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """An aggregate ``function`` of the values at position ``value`` of ``input`` (None:
+    count), per group (the ``group`` positions), over a sliding ``window`` (``("count", N)``,
+    ``("time", D)`` or None).
+
+    Without ``start`` it is a sliding aggregate whose output is the group's values then the
+    result. With ``start`` it is ``start SEQ aggregate(...)``: one aggregate per start
+    occurrence over the inputs after it, joined on ``start_key`` = ``group``; the output is
+    the start's values then the result.
+    """
+
+    id: int
+    input: int
+    variables: tuple[str, ...]
+    function: str
+    value: int | None
+    group: tuple[int, ...]
+    window: tuple[str, Time] | None = None
+    start: int | None = None
+    start_key: tuple[int, ...] = ()
+    policy: str = "unrestricted"
+
+    def describe(self) -> str:
+        what = self.function if self.value is None else f"{self.function}(#{self.value})"
+        text = f"aggregate {what} of n{self.input}"
+        if self.group:
+            text += f" per {list(self.group)}"
+        if self.window is not None:
+            text += f" over last {_time(self.window[1])}" + (
+                " occurrences" if self.window[0] == "count" else ""
+            )
+        if self.start is not None:
+            text += f" since n{self.start} [{self.policy}]"
+        return text
+
+
+NodeSpec = Source | Clock | Join | Union | Negation | Guard | Filter | Expand | Fold
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Semantic checks of a parsed program, all collected and reported together.
 
 Errors: unbound head variables, unbound ``WHERE`` variables, non-positive windows, ``STAR_TIMES``
-or ``aggregate`` outside the right of ``SEQ``, negation (or aggregation) through recursion.
+outside the right of ``SEQ``, unknown aggregate functions, negation (or aggregation) through
+recursion.
 Warnings: one event name used with different arities, ``event_rule_property`` for an unknown label.
 The binding rules are those of ``SEMANTICS.md`` / ``docs/language.md``; :func:`bound_variables`
 is exported for the compiler.
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
     Aggregate,
     Atom,
@@ -71,8 +73,10 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     An event binds its variables (never the anonymous ``_``); ``OR`` binds what both sides
     bind; ``CNOT``/``FNOT`` what their left side binds; the other binary operators what either
     side binds; ``NOT(q).[p1, p2]`` what ``p1`` and ``p2`` bind; ``WHERE`` and windows what their
-    pattern binds; ``EVENT_MULTIPLY`` its pattern's plus the goal's variables; ``aggregate`` its
-    result variable; ``STAR_TIMES`` nothing (it may repeat zero times).
+    pattern binds; ``EVENT_MULTIPLY`` its pattern's plus the goal's variables; ``p SEQ
+    aggregate(...)`` what ``p`` binds and the result variable; a sliding ``aggregate(...)`` its
+    group (its pattern's variables but the aggregated one) and the result; ``STAR_TIMES``
+    nothing (it may repeat zero times).
 
     Args:
         pattern: an event pattern.
@@ -93,6 +97,8 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
             return bound_variables(left) & bound_variables(right)
         case Binary("cnot" | "fnot", left, _):
             return bound_variables(left)
+        case Binary("seq", left, Aggregate(result=result)):
+            return bound_variables(left) | {result.name}
         case Binary(_, left, right):
             return bound_variables(left) | bound_variables(right)
         case Not(_, left, right):
@@ -103,8 +109,9 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
             return bound_variables(inner) | frozenset(
                 v.name for v in term_variables(goal) if v.name != "_"
             )
-        case Aggregate(result=result):
-            return frozenset({result.name})
+        case Aggregate(pattern=inner, result=result) as aggregate:
+            group = group_variables(aggregate, bound_variables(inner))
+            return frozenset({*group, result.name})
     raise TypeError(f"not a pattern: {pattern!r}")
 
 
@@ -199,9 +206,11 @@ def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Ite
             if not right_of_seq:
                 yield ("STAR_TIMES may only be the right operand of SEQ", span, "error")
             yield from _pattern_problems(inner, span, False)
-        case Aggregate(_, inner, _, window):
-            if not right_of_seq:
-                yield ("aggregate(...) may only be the right operand of SEQ", span, "error")
+        case Aggregate(function, inner, _, window):
+            try:
+                aggregate_function(function)
+            except ValueError as error:
+                yield (str(error), span, "error")
             if window is not None and not _positive(Number(window[1])):
                 yield (
                     f"aggregate window must be positive, found {_show(Number(window[1]))}",

@@ -25,6 +25,7 @@ from reasoner.compiler.network import (
     Clock,
     Expand,
     Filter,
+    Fold,
     Guard,
     Join,
     Negation,
@@ -40,6 +41,7 @@ from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.language.ast import Program, Term, Var
 from reasoner.language.parser import parse, parse_file
+from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.events import Event
 from reasoner.runtime.nodes import (
     ClockNode,
@@ -152,7 +154,6 @@ class Engine:
         self._specs: list[NodeSpec] = []  # the compiled description of each node
         self._sources: dict[tuple[str, int], list[SourceNode]] = {}
         self._arity: dict[str, set[int]] = {}
-        self._clocks: list[tuple[Any, int, ClockNode]] = []  # heap by time
         self._outputs: list[Output] = []
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
         self._network_dumps: list[str] = []
@@ -206,7 +207,7 @@ class Engine:
                 case Clock(time=time):
                     node = ClockNode(spec.id, rt, time, pending=time >= rt.now)
                     if time >= rt.now:
-                        heapq.heappush(self._clocks, (time, spec.id, node))
+                        rt.schedule(time, node.fire)
                 case Join():
                     node = JoinNode(
                         spec.id,
@@ -256,6 +257,25 @@ class Engine:
                         spec.window,
                     )
                     self._nodes[spec.input].parents.append(node.receive)
+                case Fold(start=None):
+                    node = SlidingAggregateNode(
+                        spec.id, rt, spec.function, spec.value, spec.group, spec.window
+                    )
+                    self._nodes[spec.input].parents.append(node.receive)
+                case Fold(start=int(start)):
+                    node = StartedAggregateNode(
+                        spec.id,
+                        rt,
+                        spec.function,
+                        spec.value,
+                        spec.group,
+                        spec.start_key,
+                        spec.window,
+                        spec.policy,
+                        self._tie_break,
+                    )
+                    self._nodes[spec.input].parents.append(node.item_in)
+                    self._nodes[start].parents.append(node.start_in)
                 case Expand():
                     goal = compile_goal(spec.goal, prefixes)
                     inputs = self._specs[spec.input].variables
@@ -418,14 +438,16 @@ class Engine:
             raise EventError(reason, event)
 
     def _advance(self, time: Any) -> None:
-        """Move the clock forward to ``time``, firing every time point up to it on the way."""
+        """Move the clock forward to ``time``, firing every timer up to it on the way (time
+        points, occurrences leaving an aggregate's window)."""
         rt = self._runtime
-        while self._clocks and self._clocks[0][0] <= time:
-            at, _, clock = heapq.heappop(self._clocks)
+        timers = rt.timers
+        while timers and timers[0][0] <= time:
+            at, _, fire = heapq.heappop(timers)
             if at > rt.now:
                 self._tick(at)
             self._derivations = 0
-            clock.fire()
+            fire()
             self._drain()
         if time > rt.now:
             self._tick(time)
@@ -503,6 +525,8 @@ class Engine:
                 return tuple((spec.left, spec.right)[side] for side in START_SIDES[spec.op])
             case Negation():
                 return (spec.left,)
+            case Fold(start=int(start)):
+                return (start,)
         return _inputs(spec)
 
     # ------------------------------------------------------------------ reporting
@@ -592,4 +616,8 @@ def _inputs(spec: NodeSpec) -> tuple[int, ...]:
             return (spec.input, spec.negated)
         case Filter() | Expand():
             return (spec.input,)
+        case Fold(start=None):
+            return (spec.input,)
+        case Fold(start=int(start)):
+            return (start, spec.input)
     return ()

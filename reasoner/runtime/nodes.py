@@ -10,9 +10,11 @@ never modified while it is being probed.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import count
 from operator import itemgetter
 from typing import Any
 
@@ -27,13 +29,21 @@ Values = tuple[Any, ...]
 
 
 class Runtime:
-    """What every node may read: the clock and the current knowledge version."""
+    """What every node may read: the clock and the current knowledge version; and where
+    nodes set timers (time points, occurrences leaving a window)."""
 
-    __slots__ = ("now", "knowledge")
+    __slots__ = ("now", "knowledge", "timers", "_order")
 
     def __init__(self, knowledge: Knowledge) -> None:
         self.now: Time = float("-inf")
         self.knowledge = knowledge
+        self.timers: list[tuple[Time, int, Callable[[], None]]] = []  # a heap by time
+        self._order = count()
+
+    def schedule(self, at: Time, fire: Callable[[], None]) -> None:
+        """Call ``fire()`` when the stream reaches time ``at`` (in time order, before the
+        events of that time)."""
+        heapq.heappush(self.timers, (at, next(self._order), fire))
 
 
 def picker(positions: Sequence[int]) -> Callable[[Values], Any]:

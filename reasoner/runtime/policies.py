@@ -16,7 +16,8 @@ from typing import Any
 
 from reasoner.values import Time
 
-Occurrence = tuple[tuple[Any, ...], Time, Time]
+#: (values, start, end), and whatever a node keeps with it (an aggregate its window).
+Occurrence = tuple[Any, ...]
 INF = float("inf")
 
 #: Tie-breaks for the recent policy between two occurrences ending at the same time.

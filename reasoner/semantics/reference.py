@@ -24,6 +24,7 @@ policies are ignored: this is the *unrestricted* semantics.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,9 +35,9 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.builtins import apply_function
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import Expression, Goal, compile_expression, compile_goal, term_value
+from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
     Aggregate,
-    Atom,
     Binary,
     Compound,
     EventAtom,
@@ -54,6 +55,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.check import bound_variables
 from reasoner.runtime.events import Event
 from reasoner.values import Struct, Time, Value
 
@@ -324,11 +326,13 @@ class _World:
                 tighter = size if window is None else min(window, size)
                 inner = self.matches(p, goals, tighter)
                 return {(b, s, e) for b, s, e in inner if e - s <= size}
+            case Aggregate() as aggregate:
+                return self.sliding(aggregate, sub(aggregate.pattern))
         raise EngineError(f"{type(pattern).__name__} is only allowed as the right operand of SEQ")
 
     def aggregate(self, firsts: set[Match], spec: Aggregate, items: set[Match]) -> set[Match]:
         """``p1 SEQ aggregate(F, p2, R)`` as docs/language.md defines it."""
-        function, argument = _aggregate_function(spec.function)
+        function, argument = aggregate_function(spec.function)
         result = spec.result.name
         out: set[Match] = set()
         for b1, s1, e1 in firsts:
@@ -338,12 +342,49 @@ class _World:
             for b2, s2, e2 in after:
                 window = [m for m in after if m[2] < e2]
                 if spec.window is not None and spec.window[0] == "time":
-                    window = [m for m in window if m[1] >= e2 - spec.window[1]]
+                    window = [m for m in window if m[2] > e2 - spec.window[1]]
                 if spec.window is not None and spec.window[0] == "count":
                     keep = int(spec.window[1]) - 1
                     window = sorted(window, key=lambda m: m[2])[-keep:] if keep > 0 else []
                 values = [_value_of(argument, b) for b, _, _ in [*window, (b2, s2, e2)]]
                 out.add((b1 | {(result, _fold(function, values))}, s1, e2))
+        return out
+
+    def sliding(self, spec: Aggregate, items: set[Match]) -> set[Match]:
+        """A sliding ``aggregate(F, p, R[, W])`` as docs/language.md defines it: at every
+        occurrence, and (time windows) whenever an occurrence leaves the window."""
+        function, argument = aggregate_function(spec.function)
+        group = set(group_variables(spec, bound_variables(spec.pattern)))
+        result = spec.result.name
+        members: dict[Bindings, list[Match]] = defaultdict(list)
+        for match in items:
+            members[frozenset(kv for kv in match[0] if kv[0] in group)].append(match)
+
+        def fold(key: Bindings, contents: list[Match], end: Time) -> Match | None:
+            if not contents:
+                if function not in ("count", "sum"):
+                    return None
+                return (key | {(result, 0)}, end, end)
+            values = [_value_of(argument, b) for b, _, _ in contents]
+            start = min(m[1] for m in contents)
+            return (key | {(result, _fold(function, values))}, start, end)
+
+        kind, size = spec.window if spec.window is not None else (None, 0)
+        out: set[Match] = set()
+        for key, group_items in members.items():
+            for item in group_items:
+                end = item[2]
+                earlier = sorted((m for m in group_items if m[2] < end), key=lambda m: m[2])
+                if kind == "time":
+                    earlier = [m for m in earlier if m[2] > end - size]
+                elif kind == "count":
+                    earlier = earlier[-(int(size) - 1) :] if size > 1 else []
+                found = fold(key, [*earlier, item], end)
+                leaves = end + size
+                if kind == "time" and self.horizon is not None and leaves <= self.horizon:
+                    left = [m for m in group_items if leaves - size < m[2] < leaves]
+                    out.add(fold(key, left, leaves) or found)  # type: ignore[arg-type]
+                out.add(found)  # type: ignore[arg-type]
         return out
 
 
@@ -377,15 +418,6 @@ def _blocks(op: str, s: Time, e: Time, ns: Time, ne: Time, window: Time | None) 
     return ne < e and (window is None or ne >= e - window)
 
 
-def _aggregate_function(term: Term) -> tuple[str, str | None]:
-    match term:
-        case Atom("count"):
-            return "count", None
-        case Compound("sum" | "avg" | "min" | "max" as name, (Var(x),)):
-            return name, x
-    raise EngineError(f"unknown aggregate function {term!r}")
-
-
 def _value_of(variable: str | None, bindings: Bindings) -> Value:
     if variable is None:
         return 1
@@ -405,7 +437,13 @@ def _fold(function: str, values: list[Value]) -> Value:
     total: Value = 0
     for v in values:
         total = apply_function("+", (total, v))
-    return total if function == "sum" else apply_function("/", (total, len(values)))
+    if function == "sum":
+        return total
+    mean = apply_function("/", (total, len(values)))
+    if function == "avg":
+        return mean
+    spread = sum((float(v) - float(mean)) ** 2 for v in values) / len(values)  # type: ignore[arg-type, misc]
+    return math.sqrt(spread)  # stddev (population)
 
 
 def _compatible(a: Bindings, b: Bindings) -> bool:

@@ -101,10 +101,11 @@ COMPILE = [
     ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
     ("f <- a STAR_TIMES.", 1, 6, "STAR_TIMES may only be the right operand of SEQ"),
     (
-        "f(R) <- aggregate(count, a, R).",
+        "f(R) <- aggregate(median(X), a(X), R).",
         1,
         9,
-        "aggregate(...) may only be the right operand of SEQ",
+        "unknown aggregate function median(X): use count, or sum, avg, min, max or stddev of a "
+        "variable",
     ),
     (
         "a(X) <- NOT(b(X)).[c(X), d(X)].\nb(X) <- a(X).",
