@@ -1,0 +1,42 @@
+"""The benchmark harnesses run (``--quick``) and report the detections they should; their
+speed is measured by running them, never asserted here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _quick(name: str, tmp_path: Path) -> list[dict]:
+    out = tmp_path / f"{name}.json"
+    subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--json", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_aggregate_benchmark_detects_one_aggregate_per_complex_event(tmp_path: Path) -> None:
+    rows = _quick("bench_aggregates", tmp_path)
+    assert {(r["workload"], r["window"]) for r in rows} == {
+        (w, n) for w in ("SUM-AND", "AVG-SEQ") for n in (10, 100)
+    }
+    for row in rows:
+        assert row["detections"] == {"a": 500, "out": 500}
+        assert row["stored_at_end"] == row["window"]  # the window, and nothing else
+        assert row["events_per_s"] > 0
+
+
+def test_stock_ticker_benchmark_runs_every_policy_with_bounded_state(tmp_path: Path) -> None:
+    rows = _quick("bench_stock_ticker", tmp_path)
+    assert [r["policy"] for r in rows] == ["chronological", "recent", "unrestricted"]
+    for row in rows:
+        assert row["detections"]["ce1"] > 0 and row["detections"]["ce2"] > 0
+        # consumption keeps a few goals per node; the window of 20 a few per time unit
+        assert row["stored_at_end"] < (1_000 if row["window"] else 100)
