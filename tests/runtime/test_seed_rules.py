@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.language.parser import parse_file
+from reasoner.language.parser import parse, parse_file
 from reasoner.runtime.engine import Engine, program_knowledge
 from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive
@@ -19,9 +19,10 @@ def at(name: str, time: float, *args: object) -> Event:
     return Event.at(name, tuple(args), time)
 
 
-def run(file: str, stream: list[Event]) -> set[tuple[object, ...]]:
-    """Detections of the engine, checked against the reference evaluator."""
-    program = parse_file(RULES / file)
+def run(file: str, stream: list[Event], facts: str = "") -> set[tuple[object, ...]]:
+    """Detections of the engine, checked against the reference evaluator (``facts``: more
+    static knowledge for the file's WHERE conditions)."""
+    program = parse_file(RULES / file) + parse(facts)
     engine = Engine(program)
     found = {d for e in stream for d in engine.push(e)}
     assert found == derive(program, stream, knowledge=program_knowledge(program))
@@ -106,3 +107,19 @@ def test_heat_index_classification() -> None:
 def test_other_seed_files_agree_with_the_reference(file: str) -> None:
     stream = [at("stock", t, "i", p) for t, p in enumerate([5, 4, 3, 4, 6, 7, 2])]
     run(file, stream)
+
+
+def test_flower_delivery_counts_assignments_since_the_day_started() -> None:
+    stream = [
+        at("dayStart", 0, "d1"),
+        *(at("assignment", t, f"r{t}", "s1", "d1", 100 + t) for t in range(1, 8)),
+        at("assignment", 8, "r8", "s1", "d2", 108),  # another driver: not counted for d1
+    ]
+    facts = (
+        "storeRecord(s1, 1, fast). driverRecord(d1, 5). gpsToRegion(c1, north). "
+        "deliveryCount20Window(d1)."
+    )
+    found = run("flower_delivery.event", stream, facts)
+    counts = sorted(f[1][1] for f in found if f[0] == "assignmentsToday")
+    assert counts == list(range(8))  # 0 at the start, then one more per assignment
+    assert {f[3] for f in found if f[0] == "improvementNote"} == {6, 7}  # more than five
