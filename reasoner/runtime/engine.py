@@ -159,7 +159,8 @@ class Engine:
         self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
         self._agenda: deque[tuple[Event, int]] = deque()
-        self._seen: set[Event] = set()  # events of the current time point
+        # (name, args, start, end) of the events of the current time point: tuples hash in C
+        self._seen: set[tuple[Any, ...]] = set()
         self._detected: list[Event] = []
         self._counts = {
             "events_in": 0,
@@ -327,12 +328,16 @@ class Engine:
         builders = [_head_argument(arg, names, prefixes) for arg in out.head.args]
         name, rule = out.head.name, out.rule
 
+        seen = self._seen
+
         def derive(values: tuple[Any, ...], start: Any, end: Any) -> None:
-            event = Event(name, tuple(b(values) for b in builders), start, end)
-            if event in self._seen:
+            args = tuple(b(values) for b in builders)
+            key = (name, args, start, end)
+            if key in seen:
                 self._counts["duplicates"] += 1
                 return
-            self._seen.add(event)
+            seen.add(key)
+            event = Event(name, args, start, end)
             self._derivations += 1
             if self._derivations > self._max_derivations:
                 label = out.label or f"rule {rule}"
@@ -387,10 +392,11 @@ class Engine:
     def _process(self, event: Event) -> None:
         if event.end > self._runtime.now:
             self._advance(event.end)
-        if event in self._seen:
+        key = (event.name, event.args, event.start, event.end)
+        if key in self._seen:
             self._counts["duplicates"] += 1
             return
-        self._seen.add(event)
+        self._seen.add(key)
         self._derivations = 0
         self._dispatch(event)
         self._drain()

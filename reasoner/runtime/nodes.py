@@ -255,6 +255,7 @@ class JoinNode(Node):
         "_window",
         "_keep",
         "_stamp",
+        "_volatile",
         "_op",
         "left_in",
         "right_in",
@@ -283,6 +284,7 @@ class JoinNode(Node):
         self._check = check
         self._window = window
         self._keep = RETENTION[op]
+        self._volatile = NOW in self._keep or POINT in self._keep  # stores emptied per time
         self._op = op
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
         if policy == "chronological":
@@ -341,7 +343,8 @@ class JoinNode(Node):
     # -- unrestricted ---------------------------------------------------------------
 
     def _left_all(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._lkey(v)
         bucket = self.right.buckets.get(key)
         if bucket:
@@ -354,7 +357,8 @@ class JoinNode(Node):
             self.left.add(key, (v, s, e))
 
     def _right_all(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._rkey(v)
         bucket = self.left.buckets.get(key)
         if bucket:
@@ -369,7 +373,8 @@ class JoinNode(Node):
     # -- chronological: the oldest fitting partner; both are consumed ----------------
 
     def _left_chrono(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._lkey(v)
         bucket = self.right.buckets.get(key)
         if bucket:
@@ -383,7 +388,8 @@ class JoinNode(Node):
             self.left.add(key, (v, s, e))
 
     def _right_chrono(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._rkey(v)
         bucket = self.left.buckets.get(key)
         if bucket:
@@ -399,7 +405,8 @@ class JoinNode(Node):
     # -- recent: the latest partner; nothing consumed --------------------------------
 
     def _left_recent(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._lkey(v)
         bucket = self.right.buckets.get(key)
         if bucket:
@@ -411,7 +418,8 @@ class JoinNode(Node):
             self.left.add(key, (v, s, e))
 
     def _right_recent(self, v: Values, s: Time, e: Time) -> None:
-        self._refresh()
+        if self._volatile:
+            self._refresh()
         key = self._rkey(v)
         bucket = self.left.buckets.get(key)
         if bucket:
