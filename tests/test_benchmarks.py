@@ -40,3 +40,13 @@ def test_stock_ticker_benchmark_runs_every_policy_with_bounded_state(tmp_path: P
         assert row["detections"]["ce1"] > 0 and row["detections"]["ce2"] > 0
         # consumption keeps a few goals per node; the window of 20 a few per time unit
         assert row["stored_at_end"] < (1_000 if row["window"] else 100)
+
+
+def test_supply_chain_benchmark_follows_every_chain(tmp_path: Path) -> None:
+    rows = _quick("bench_supply_chain", tmp_path)
+    assert [(r["links"], r["variant"]) for r in rows] == [
+        (n, v) for n in (20, 50) for v in ("delivery", "delivery2")
+    ]
+    for row in rows:
+        assert row["detections"] == row["links"] + 1  # one delivery per shipment
+        assert row["stored_at_end"] == 1  # recent keeps the latest delivery only
