@@ -11,10 +11,10 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-def _quick(name: str, tmp_path: Path) -> list[dict]:
+def _quick(name: str, tmp_path: Path, *extra: str) -> list[dict]:
     out = tmp_path / f"{name}.json"
     subprocess.run(
-        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--json", str(out)],
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--json", str(out), *extra],
         check=True,
         capture_output=True,
         text=True,
@@ -50,3 +50,13 @@ def test_supply_chain_benchmark_follows_every_chain(tmp_path: Path) -> None:
     for row in rows:
         assert row["detections"] == row["links"] + 1  # one delivery per shipment
         assert row["stored_at_end"] == 1  # recent keeps the latest delivery only
+
+
+def test_memory_benchmark_samples_flat_state_and_plots_it(tmp_path: Path) -> None:
+    png = tmp_path / "memory.png"
+    rows = _quick("bench_memory", tmp_path, "--plot", str(png))
+    assert [r["policy"] for r in rows] == ["chronological", "recent", "unrestricted"]
+    for row in rows:
+        assert len(row["samples"]) == 100
+        assert row["max_stored"] < 100
+    assert png.read_bytes().startswith(b"\x89PNG")
