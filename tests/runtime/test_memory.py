@@ -1,5 +1,6 @@
-"""Bounded memory: with a window, the recent policy or the chronological one, the number of stored occurrences stays
-under a constant on a long stock stream (checked on stats(), never on time)."""
+"""Bounded memory: with a window, the recent policy or the chronological one, the number of
+stored occurrences stays under a constant on a long stock stream (checked on stats(), never
+on time)."""
 
 from __future__ import annotations
 

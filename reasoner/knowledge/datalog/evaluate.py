@@ -198,6 +198,9 @@ def _builder(term: Term, prefixes: Mapping[str, str]) -> Callable[[Env], Value]:
     return lambda env: value  # type: ignore[return-value]
 
 
+ANONYMOUS = Var("_")
+
+
 def _unify(term: Term, value: Value, env: Env, prefixes: Mapping[str, str]) -> bool:
     """Bind a head argument to a caller's value (top-down calls)."""
     match term:
@@ -280,7 +283,11 @@ class DerivedKnowledge:
             ):
                 continue
             for solution in body.solutions(env, self):
-                row = tuple(_builder(t, self.prefixes)(solution) for t in rule.head)
+                # an anonymous head argument takes the caller's value (it matches anything)
+                row = tuple(
+                    v if v is not None and t == ANONYMOUS else _builder(t, self.prefixes)(solution)
+                    for t, v in zip(rule.head, pattern, strict=True)
+                )
                 if row not in seen:
                     seen.add(row)
                     yield row

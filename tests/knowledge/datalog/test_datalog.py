@@ -96,6 +96,15 @@ def test_on_demand_function_like_rule() -> None:
         list(kb.solve("getRad", (None, None)))
 
 
+def test_on_demand_rule_with_an_anonymous_head_argument_matches_any_value() -> None:
+    # big(X, _) :- X > 1: the second argument is whatever the caller asks about.
+    rule = StaticRule(c("big", X, Var("_")), (c(">", X, Number(1)),))
+    strata = prepare([rule], {})
+    kb = DerivedKnowledge(FactBase(), evaluate(strata, FactBase(), {}), strata, {})
+    assert list(kb.solve("big", (2, "anything"))) == [(2, "anything")]
+    assert list(kb.solve("big", (0, "anything"))) == []
+
+
 def test_materialised_rule_calls_on_demand_rule() -> None:
     program = [
         StaticRule(c("double", X, Y), (c("is", Y, c("*", X, Number(2))),)),
