@@ -2,8 +2,9 @@
 
 The public API: :class:`Engine` detects complex events in a stream of :class:`Event`;
 :func:`load_rules` parses rule text and files; :class:`KnowledgeBase` holds the background
-knowledge that WHERE conditions ask. Names are imported on first use so that
-``import reasoner`` stays fast.
+knowledge that WHERE conditions ask; the rule builders (:func:`rule`, :func:`seq`, ...),
+:func:`handler` and :func:`detections` come from :mod:`reasoner.api`. Names are imported on
+first use so that ``import reasoner`` stays fast.
 """
 
 from __future__ import annotations
@@ -21,6 +22,49 @@ from reasoner.errors import (
 )
 
 if TYPE_CHECKING:
+    from reasoner.api import (
+        Expr,
+        aggregate,
+        and_,
+        at,
+        atom,
+        clause,
+        cnot,
+        compound,
+        conj,
+        detections,
+        directive,
+        disj,
+        during,
+        equals,
+        event,
+        fact,
+        finishes,
+        fnot,
+        handler,
+        iri,
+        list_term,
+        meets,
+        multiply,
+        not_,
+        not_provable,
+        or_,
+        par,
+        pattern,
+        pname,
+        prefix,
+        program,
+        rdf_event,
+        rule,
+        seq,
+        star,
+        starts,
+        term,
+        var,
+        variables,
+        where,
+        within,
+    )
     from reasoner.knowledge.snapshot import KnowledgeBase
     from reasoner.language.ast import Program
     from reasoner.runtime.engine import Engine, load_rules
@@ -49,10 +93,54 @@ __all__ = [
     "RuleCompileError",
     "RuleSyntaxError",
     "load_rules",
+    # the Python rule API, from reasoner.api
+    "Expr",
+    "aggregate",
+    "and_",
+    "at",
+    "atom",
+    "clause",
+    "cnot",
+    "compound",
+    "conj",
+    "detections",
+    "directive",
+    "disj",
+    "during",
+    "equals",
+    "event",
+    "fact",
+    "finishes",
+    "fnot",
+    "handler",
+    "iri",
+    "list_term",
+    "meets",
+    "multiply",
+    "not_",
+    "not_provable",
+    "or_",
+    "par",
+    "pattern",
+    "pname",
+    "prefix",
+    "program",
+    "rdf_event",
+    "rule",
+    "seq",
+    "star",
+    "starts",
+    "term",
+    "var",
+    "variables",
+    "where",
+    "within",
 ]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
+    if name in __all__:  # every other public name not defined here is the rule API's
+        return getattr(import_module("reasoner.api"), name)
     raise AttributeError(f"module 'reasoner' has no attribute {name!r}")

@@ -1,10 +1,12 @@
 """``reasoner run``: replay event files through rules and write the detections.
 
 The contract outside tools rely on (keep it stable):
-``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest] [--policy P]
-[--lateness T] [--only NAME]... [--output FILE|-]``. Several ``--events`` files merge into
-one time-ordered stream; malformed lines and rejected events are reported on stderr, counted
-and skipped.
+``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
+[--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
+[--output-format jsonl|trig|nquads] [--serve PORT [--keep-serving]]``. Several ``--events``
+files merge into one time-ordered stream; malformed lines and rejected events are reported on
+stderr, counted and skipped. ``--serve`` publishes every detection to a SPARQL endpoint
+(``connectors/events/serving.py``).
 """
 
 from __future__ import annotations
@@ -14,17 +16,23 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
 from connectors.events.rejects import Rejected
+from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
 from reasoner.errors import EventError
+from reasoner.language.ast import Program
 from reasoner.runtime.engine import Engine, load_rules
 from reasoner.runtime.events import Event
 
+if TYPE_CHECKING:
+    from connectors.rdf.writer import RdfWriter
+
 _log = logging.getLogger("reasoner.run")
+_RDF_FORMATS = ("rdf", "nquads", "trig")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,9 +52,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("jsonl", "mesowest"),
+        choices=("jsonl", "mesowest", *_RDF_FORMATS),
         default="jsonl",
-        help="input format: JSON lines (default) or MesoWest CSV exports",
+        help="input format: JSON lines (default), MesoWest CSV exports, or a stream of "
+        "timestamped RDF graphs (rdf: N-Quads or TriG by file extension)",
+    )
+    p.add_argument(
+        "--rdf-time",
+        metavar="PROPERTY",
+        help="RDF input: the property giving each graph its time (IRI or prefix:name of the "
+        "rules; default prov:generatedAtTime)",
     )
     p.add_argument(
         "--policy",
@@ -91,6 +106,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--only", action="append", metavar="NAME", help="print only these events (repeatable)"
     )
     p.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
+    p.add_argument(
+        "--output-format",
+        choices=("jsonl", "trig", "nquads"),
+        default="jsonl",
+        help="detections as JSON lines (default) or as one RDF named graph each",
+    )
+    p.add_argument(
+        "--serve",
+        type=int,
+        metavar="PORT",
+        help="serve the knowledge and every detection over SPARQL at 127.0.0.1:PORT/sparql "
+        "while replaying (0: any free port, printed on stderr)",
+    )
+    p.add_argument(
+        "--keep-serving",
+        action="store_true",
+        help="with --serve: after the replay, keep serving until interrupted (Ctrl-C)",
+    )
     p.set_defaults(handler=run_command)
 
 
@@ -98,20 +131,20 @@ def run_command(args: argparse.Namespace) -> int:
     """Run the ``run`` command; returns the exit status."""
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     program = load_rules(args.rules)
-    knowledge = None
+    kb = None
     if args.knowledge or args.store:
         from reasoner.knowledge.snapshot import KnowledgeBase
 
-        knowledge = KnowledgeBase(
+        kb = KnowledgeBase(
             args.knowledge or (),
             store_path=args.store,
             entailment=args.entailment,
             program=program,
             progress=True,
-        ).snapshot()
+        )
     engine = Engine(
         program,
-        knowledge=knowledge,
+        knowledge=None if kb is None else kb.snapshot(),
         policy=args.policy,
         tie_break=args.tie_break,
         lateness=lateness,
@@ -126,13 +159,20 @@ def run_command(args: argparse.Namespace) -> int:
 
     only = set(args.only or ())
     with ExitStack() as stack:
+        # Entered first, so closed last: the output is complete while --keep-serving waits.
+        publish = stack.enter_context(
+            detections_endpoint(args.serve, kb, keep_serving=args.keep_serving)
+        )
         out: TextIO = (
             sys.stdout
             if args.output == "-"
             else stack.enter_context(open(args.output, "w", encoding="utf-8"))
         )
-        writer = JsonLinesWriter(out, style)
-        streams = [_read(path, args.format, style, on_reject) for path in (args.events or ["-"])]
+        writer = _writer(args.output_format, out, style)
+        rdf = _rdf_options(args, program)
+        streams = [
+            _read(path, args.format, style, on_reject, rdf) for path in (args.events or ["-"])
+        ]
         written = refused = 0
         for event in merge_streams(*streams):
             try:
@@ -141,24 +181,61 @@ def run_command(args: argparse.Namespace) -> int:
                 refused += 1
                 print(f"skipped event: {error}", file=sys.stderr)
                 continue
+            publish(detections)
             written += _write(writer, detections, only)
-        written += _write(writer, engine.flush(), only)
+        final = engine.flush()
+        publish(final)
+        written += _write(writer, final, only)
     stats = engine.stats()
+    graphs = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
     print(
         f"{stats.events_in} events, {written} detections written, "
-        f"{len(rejected)} malformed lines and {refused} rejected events skipped",
+        f"{len(rejected)} malformed lines and {refused} rejected events skipped{graphs}",
         file=sys.stderr,
     )
     return 0
 
 
-def _write(writer: JsonLinesWriter, detections: list[Event], only: set[str]) -> int:
+def _write(writer: JsonLinesWriter | RdfWriter, detections: list[Event], only: set[str]) -> int:
     selected = [d for d in detections if not only or d.name in only]
     writer.write_all(selected)
     return len(selected)
 
 
-def _read(path: str, fmt: str, style: TimeStyle, on_reject: object) -> Iterator[Event]:
+def _writer(fmt: str, out: TextIO, style: TimeStyle) -> JsonLinesWriter | RdfWriter:
+    if fmt == "jsonl":
+        return JsonLinesWriter(out, style)
+    from connectors.rdf.writer import RdfWriter
+
+    return RdfWriter(out, fmt, style)
+
+
+def _rdf_options(args: argparse.Namespace, program: Program) -> dict[str, Any]:
+    """What every RDF stream is read with: the mapping (compiled once), time, counters."""
+    if args.format not in _RDF_FORMATS:
+        return {}
+    from connectors.rdf.reader import GENERATED_AT_TIME, GraphCounts, property_iri
+    from reasoner.knowledge.goals import DEFAULT_PREFIXES
+    from reasoner.rdf.mapping import GraphMapping
+
+    time = GENERATED_AT_TIME
+    if args.rdf_time:
+        time = property_iri(args.rdf_time, {**DEFAULT_PREFIXES, **program.prefixes})
+    return {
+        "mapping": GraphMapping(program),
+        "time_property": time,
+        "counts": GraphCounts(),
+        "syntax": None if args.format == "rdf" else args.format,
+    }
+
+
+def _read(
+    path: str, fmt: str, style: TimeStyle, on_reject: object, rdf: dict[str, Any]
+) -> Iterator[Event]:
+    if rdf:
+        from connectors.rdf.reader import read_rdf
+
+        return read_rdf(path, style=style, on_reject=on_reject, **rdf)  # type: ignore[arg-type]
     if fmt == "mesowest":
         from connectors.mesowest.reader import read_mesowest
 

@@ -1,4 +1,5 @@
-"""The ``mesowest`` command group: ``reasoner mesowest generate ...``.
+"""The ``mesowest`` command group: ``reasoner mesowest generate ...`` and
+``reasoner mesowest blizzard ...`` (the blizzard application, :mod:`connectors.mesowest.blizzard`).
 
 ``register(subparsers)`` adds the group to the ``reasoner`` command; every parsed command
 carries ``handler(args) -> int`` (the exit code). ``python -m connectors.mesowest generate ...``
@@ -16,6 +17,7 @@ from typing import Any
 
 from connectors.events.times import iso_to_epoch
 from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
+from connectors.mesowest.rules import DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
 from reasoner.errors import ReasonerError
 
@@ -32,7 +34,9 @@ def register(subparsers: Any) -> None:
         >>> root.parse_args(["mesowest", "generate", "--out", "x", "--days", "2"]).days
         2.0
     """
-    group = subparsers.add_parser("mesowest", help="MesoWest sensor data: generate sample data")
+    group = subparsers.add_parser(
+        "mesowest", help="MesoWest sensor data: generate sample data, detect blizzards"
+    )
     _add_commands(group.add_subparsers(dest="mesowest_command", required=True))
 
 
@@ -90,6 +94,54 @@ def _add_commands(commands: Any) -> None:
     )
     generate_parser.set_defaults(handler=_run_generate)
 
+    to_rdf = commands.add_parser(
+        "to-rdf",
+        help="convert MesoWest CSV exports to a SOSA observation stream (one graph a reading)",
+        description="Write the readings of MesoWest CSV files, merged by time, as a stream of "
+        "timestamped SOSA/SSN observation graphs (docs/rdf-streams.md).",
+    )
+    to_rdf.add_argument("csv", nargs="+", type=Path, help="MesoWest CSV exports")
+    to_rdf.add_argument("--out", type=Path, help="output file (default: standard output)")
+    to_rdf.add_argument(
+        "--syntax", choices=("trig", "nquads"), default="trig", help="RDF syntax (default: trig)"
+    )
+    to_rdf.set_defaults(handler=_run_to_rdf)
+
+    blizzard = commands.add_parser(
+        "blizzard",
+        help="detect blizzards and blizzard areas in MesoWest files (seed 004)",
+        description="Build the station knowledge with Spark (or reuse it), replay MesoWest "
+        "files through rules/blizzard.event and write tables, detections, a map and a "
+        "timeline. Without arguments: the shipped sample, the NOAA definition, out/blizzard.",
+    )
+    blizzard.add_argument(
+        "--events",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="a MesoWest CSV export (repeatable; default: data/mesowest/sample/*.csv)",
+    )
+    blizzard.add_argument(
+        "--definition", choices=sorted(DEFINITIONS), default="noaa", help="blizzard conditions"
+    )
+    blizzard.add_argument(
+        "--out", type=Path, help="output folder (default: out/blizzard in the repository)"
+    )
+    blizzard.add_argument("--store", type=Path, help="knowledge store (default: OUT/knowledge)")
+    blizzard.add_argument(
+        "--geonames",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="GeoNames dump for places near stations (default: the shipped sample)",
+    )
+    blizzard.add_argument("--radius-km", type=float, default=20.0, help="places within this")
+    blizzard.add_argument(
+        "--neighbour-km", type=float, default=300.0, help="stations of one area within this"
+    )
+    blizzard.add_argument("--quiet", action="store_true", help="no progress bar")
+    blizzard.set_defaults(handler=_run_blizzard)
+
 
 def _run_generate(args: argparse.Namespace) -> int:
     table = {station.id: station for station in load_stations(args.station_table)}
@@ -109,6 +161,44 @@ def _run_generate(args: argparse.Namespace) -> int:
     )
     for path in paths:
         print(path)
+    return 0
+
+
+def _run_blizzard(args: argparse.Namespace) -> int:
+    from connectors.mesowest.blizzard import BlizzardJob, run_blizzard
+    from connectors.spark.session import stop_session
+
+    defaults = BlizzardJob()
+    job = BlizzardJob(
+        events=tuple(args.events or defaults.events),
+        definition=args.definition,
+        out_dir=args.out or defaults.out_dir,
+        store_dir=args.store,
+        geonames=tuple(args.geonames or defaults.geonames),
+        radius_km=args.radius_km,
+        neighbour_km=args.neighbour_km,
+        progress=not args.quiet,
+    )
+    result = run_blizzard(job)
+    if result.built_knowledge:
+        stop_session()  # the build started Spark: stop its JVM now, not at interpreter exit
+    print(result.tables)
+    for kind, path in result.files.items():
+        print(f"{kind}: {path}")
+    return 0
+
+
+def _run_to_rdf(args: argparse.Namespace) -> int:
+    from connectors.mesowest.reader import read_mesowest
+    from connectors.mesowest.sosa import write_sosa
+
+    readings = read_mesowest(*args.csv, on_reject=lambda r: print(f"skipped {r}", file=sys.stderr))
+    if args.out is None:
+        count = write_sosa(sys.stdout, readings, args.syntax)
+    else:
+        with open(args.out, "w", encoding="utf-8") as out:
+            count = write_sosa(out, readings, args.syntax)
+    print(f"{count} readings written as graphs", file=sys.stderr)
     return 0
 
 

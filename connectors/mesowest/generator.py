@@ -160,7 +160,7 @@ def simulate(
                 NONE if position != 5 and rng.random() < missing_rate else value
                 for position, value in enumerate(values)
             ]
-        yield Event(SENSOR_READING, (station.id, *values), int(time), int(time))
+        yield Event(SENSOR_READING, (station.id, int(time), *values), int(time), int(time))
 
 
 def generate(

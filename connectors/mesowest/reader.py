@@ -12,9 +12,11 @@ An export holds one station::
     ,,Celsius,%,m/s,...
     KSLC,2021-01-10T00:00:00Z,-2.2,71,2.6,...
 
-Each data row becomes ``sensor_reading(Station, Temp, Humidity, Wind, Gust, Visibility,
+Each data row becomes ``sensor_reading(Station, Time, Temp, Humidity, Wind, Gust, Visibility,
 Condition, Precip)`` at the row's time, in °F, %, mph, mph, statute miles, the condition as
-given (an integer code or text) and inches of precipitation in the last hour. Empty cells
+given (an integer code or text) and inches of precipitation in the last hour. ``Time`` repeats
+the reading's time (epoch seconds) as an argument, as seed 004's ``SensorReading(ID, T, ...)``
+does, so that rules can compute durations in WHERE (``T2 - T1 >= 10800``). Empty cells
 (and ``M``, ``NA``, ``NaN``) and absent columns give the atom ``none``. Columns are found by
 name (``air_temp_set_1``, ``weather_cond_code_set_1``, ``weather_condition_set_1d`` ...);
 others are ignored. A malformed row is reported as a :class:`Rejected` and skipped.
@@ -39,7 +41,7 @@ SENSOR_READING = "sensor_reading"
 NONE = "none"
 _MISSING = frozenset(("", "m", "na", "nan", "none", "null"))
 
-# Argument position in sensor_reading (after Station) and quantity, by column base name.
+# Argument position in sensor_reading (after Station and Time) and quantity, by column base name.
 _FIELDS: dict[str, tuple[int, str | None]] = {
     "air_temp": (0, "temperature"),
     "relative_humidity": (1, "humidity"),
@@ -191,7 +193,7 @@ class MesoWestFile:
             except ValueError as exc:
                 self.on_reject(Rejected(file, number, str(exc)))
                 continue
-            yield Event(SENSOR_READING, (ident, *values), time, time)
+            yield Event(SENSOR_READING, (ident, time, *values), time, time)
 
     def _values(self, cells: list[str]) -> list[Value]:
         # The hot path of a replay: try float() first and look at missing markers only

@@ -57,7 +57,7 @@ def write_mesowest(target: str | Path | TextIO, station: Station, readings: Iter
         >>> out = io.StringIO()
         >>> s = Station("KXYZ", "Test", 40.0, -111.0, 4200, "UT")
         >>> write_mesowest(out, s, [Event.at("sensor_reading",
-        ...     ("KXYZ", 20.5, 80, 12, "none", 0.5, "snow", 0.02), 1610236800)])
+        ...     ("KXYZ", 1610236800, 20.5, 80, 12, "none", 0.5, "snow", 0.02), 1610236800)])
         1
         >>> out.getvalue().splitlines()[-1]
         'KXYZ,2021-01-10T00:00:00Z,20.5,80,12,,0.5,snow,0.02'
@@ -80,9 +80,9 @@ def _write(out: TextIO, station: Station, readings: Iterable[Event]) -> int:
     rows.writerow(UNITS)
     count = 0
     for event in readings:
-        if event.name != SENSOR_READING or len(event.args) != 8 or event.args[0] != station.id:
+        if event.name != SENSOR_READING or len(event.args) != 9 or event.args[0] != station.id:
             raise ValueError(f"not a sensor_reading of station {station.id}: {event!r}")
-        rows.writerow((station.id, epoch_to_iso(event.end), *map(_cell, event.args[1:])))
+        rows.writerow((station.id, epoch_to_iso(event.end), *map(_cell, event.args[2:])))
         count += 1
     return count
 

@@ -393,6 +393,19 @@ class Store:
     def __len__(self) -> int:
         return len(self._store)
 
+    @property
+    def oxigraph(self) -> ox.Store:
+        """The underlying ``pyoxigraph.Store``, for code that needs pyoxigraph's own API (the
+        SPARQL endpoint streams answers with its serializers and passes protocol datasets).
+
+        Writes through it bypass this class's checks and error wrapping: prefer the methods
+        above wherever they suffice.
+
+        >>> len(Store().oxigraph)
+        0
+        """
+        return self._store
+
     # ------------------------------------------------------------------- SPARQL
 
     def query(self, sparql: str, *, union_default_graph: bool = True) -> SparqlResult:

@@ -12,7 +12,7 @@ Three families of nodes:
 * event patterns: :class:`EventAtom`, :class:`TimePoint`, :class:`Binary`, :class:`Not`,
   :class:`Where`, :class:`Window`, :class:`Multiply`, :class:`Aggregate`, :class:`Star`.
 * statements: :class:`EventRule`, :class:`StaticRule` (facts have an empty body),
-  :class:`Directive`, collected in a :class:`Program`.
+  :class:`Directive`, :class:`RdfEvent` (input-graph mappings), collected in a :class:`Program`.
 
 ``dump(node)`` gives the deterministic text form used by golden tests and ``--emit ast``.
 """
@@ -270,7 +270,20 @@ class Directive:
     span: Span | None = _span()
 
 
-Statement = EventRule | StaticRule | Directive
+@dataclass(frozen=True, slots=True)
+class RdfEvent:
+    """``rdf_event head :- g1, ..., gn.``: how an input RDF graph becomes events.
+
+    One ``head`` event per solution of the goals at the graph's time, where ``rdf(S, P, O)``
+    asks the graph's triples and ``time(T)`` its time (see ``docs/rdf-streams.md``).
+    """
+
+    head: EventAtom
+    body: tuple[Term, ...]
+    span: Span | None = _span()
+
+
+Statement = EventRule | StaticRule | Directive | RdfEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +304,10 @@ class Program:
     @property
     def directives(self) -> tuple[Directive, ...]:
         return tuple(s for s in self.statements if isinstance(s, Directive))
+
+    @property
+    def rdf_events(self) -> tuple[RdfEvent, ...]:
+        return tuple(s for s in self.statements if isinstance(s, RdfEvent))
 
     @property
     def prefixes(self) -> dict[str, str]:

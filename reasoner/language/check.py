@@ -29,6 +29,7 @@ from reasoner.language.ast import (
     Number,
     Pattern,
     Program,
+    RdfEvent,
     Span,
     Star,
     Term,
@@ -132,6 +133,8 @@ def check(program: Program) -> list[Diagnostic]:
     out: list[tuple[str, Span | None, str]] = []
     for rule in program.event_rules:
         out.extend(_rule_problems(rule))
+    for mapping in program.rdf_events:
+        out.extend(_rdf_event_problems(mapping))
     out.extend(_recursion_problems(program))
     out.extend(_arity_warnings(program))
     out.extend(_property_warnings(program))
@@ -182,6 +185,22 @@ def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
     for name, value in rule.properties:
         if name in WINDOW_PROPERTIES and not _positive(value):
             yield (f"window size must be positive, found {_show(value)}", rule.span, "error")
+
+
+def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:
+    # Occurring in the body is what "bound" can mean for a goal; a variable left unbound in a
+    # branch is caught per graph, which is then rejected (docs/rdf-streams.md).
+    body = {v.name for goal in mapping.body for v in term_variables(goal)}
+    reported: set[str] = set()
+    for arg in mapping.head.args:
+        for var in term_variables(arg):
+            if var.name not in body and var.name not in reported:
+                reported.add(var.name)
+                yield (
+                    f"unbound variable '{var.name}' in the rdf_event head",
+                    var.span or mapping.head.span or mapping.span,
+                    "error",
+                )
 
 
 def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:
@@ -313,17 +332,21 @@ def _path(start: str, goal: str, edges: dict[str, set[str]]) -> list[str] | None
 def _arity_warnings(program: Program) -> Iterator[_Problem]:
     first: dict[str, tuple[int, Span | None]] = {}
     warned: set[tuple[str, int]] = set()
-    for rule in program.event_rules:
-        for atom in (rule.head, *_event_atoms(rule.body)):
-            arity = len(atom.args)
-            known = first.setdefault(atom.name, (arity, atom.span or rule.span))
-            if known[0] != arity and (atom.name, arity) not in warned:
-                warned.add((atom.name, arity))
-                yield (
-                    f"event '{atom.name}' is used with {known[0]} and with {arity} arguments",
-                    atom.span or rule.span,
-                    "warning",
-                )
+    atoms = [(m.head, m.span) for m in program.rdf_events] + [
+        (atom, rule.span)
+        for rule in program.event_rules
+        for atom in (rule.head, *_event_atoms(rule.body))
+    ]
+    for atom, where in atoms:
+        arity = len(atom.args)
+        known = first.setdefault(atom.name, (arity, atom.span or where))
+        if known[0] != arity and (atom.name, arity) not in warned:
+            warned.add((atom.name, arity))
+            yield (
+                f"event '{atom.name}' is used with {known[0]} and with {arity} arguments",
+                atom.span or where,
+                "warning",
+            )
 
 
 def _event_atoms(p: Pattern) -> Iterator[EventAtom]:

@@ -35,6 +35,7 @@ from reasoner.language.ast import (
     Number,
     PName,
     Program,
+    RdfEvent,
     Span,
     Star,
     Statement,
@@ -243,7 +244,7 @@ def _name(tok: Token) -> str:
 class _Raw:
     """A statement before ETALIS's conventions are applied (internal)."""
 
-    kind: str  # "event" | "clause" | "fact" | "directive"
+    kind: str  # "event" | "clause" | "fact" | "directive" | "rdf_event"
     parts: tuple[Any, ...]
     span: Span
 
@@ -447,6 +448,11 @@ class _ToAst(Transformer[Token, Any]):
     def directive(self, meta: Any, children: list[Any]) -> _Raw:
         return _Raw("directive", tuple(_nodes(children)), self.span(meta) or _NOWHERE)
 
+    @v_args(meta=True)
+    def rdf_event(self, meta: Any, children: list[Any]) -> _Raw:
+        head, body = _nodes(children)
+        return _Raw("rdf_event", (head, self.conjuncts(body)), self.span(meta) or _NOWHERE)
+
     def conjuncts(self, body: Term) -> tuple[Term, ...]:
         goals: list[Term] = []
         while isinstance(body, Compound) and id(body) in self.bare_conj:
@@ -510,6 +516,9 @@ def _statement(raw: _Raw, builder: _ToAst) -> Statement:
             return StaticRule(_clause_head(head, builder), body, raw.span)
         case "directive":
             return Directive(raw.parts[0], raw.span)
+        case "rdf_event":
+            head, body = raw.parts
+            return RdfEvent(_head(head, builder), body, raw.span)
         case _:
             return _fact(raw.parts[0], raw.span, builder)
 

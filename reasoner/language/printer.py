@@ -28,6 +28,7 @@ from reasoner.language.ast import (
     Pattern,
     PName,
     Program,
+    RdfEvent,
     Star,
     StaticRule,
     String,
@@ -99,7 +100,7 @@ def to_source(node: Node) -> str:
     match node:
         case Program():
             return "".join(_statement(s) + "\n" for s in node.statements)
-        case EventRule() | StaticRule() | Directive():
+        case EventRule() | StaticRule() | Directive() | RdfEvent():
             return _statement(node)
         case (
             EventAtom()
@@ -120,7 +121,7 @@ def to_source(node: Node) -> str:
 # ---------------------------------------------------------------------------- statements
 
 
-def _statement(stmt: EventRule | StaticRule | Directive) -> str:
+def _statement(stmt: EventRule | StaticRule | Directive | RdfEvent) -> str:
     match stmt:
         case EventRule(head, body, label, properties):
             prefix = ""
@@ -141,6 +142,9 @@ def _statement(stmt: EventRule | StaticRule | Directive) -> str:
             return f"{_term(head, 999)} :- {goals}."
         case Directive(goal):
             return f":- {_term(goal, 1100)}."
+        case RdfEvent(head, body):
+            goals = ", ".join(_term(g, 999) for g in body)
+            return f"rdf_event {_event(head)} :- {goals}."
     raise TypeError(f"not a statement: {stmt!r}")
 
 

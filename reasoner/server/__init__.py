@@ -5,9 +5,9 @@
 ...     server.publish_detections(detections)
 """
 
+from reasoner.rdf.detections import DETECTIONS_GRAPH, detections_ntriples
 from reasoner.server.app import SparqlServer
 from reasoner.server.config import EndpointConfig
-from reasoner.server.detections import DETECTIONS_GRAPH, detections_ntriples
 from reasoner.server.errors import EndpointError
 
 __all__ = [

@@ -30,12 +30,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Protocol
 from urllib.parse import urlsplit
 
-import pyoxigraph as ox
-
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.store import INFERRED_GRAPH, SparqlError, Store
+from reasoner.rdf.detections import DETECTIONS_GRAPH, DetectedEvent, detections_ntriples
 from reasoner.server.config import EndpointConfig
-from reasoner.server.detections import DETECTIONS_GRAPH, DetectedEvent, detections_ntriples
 from reasoner.server.errors import EndpointError
 from reasoner.server.execute import Answer, LimitedSink, convert_turtle, evaluate, timeout_error
 from reasoner.server.protocol import (
@@ -211,7 +209,7 @@ class SparqlServer:
         """Write detected complex events into the ``urn:reasoner:graph:detections`` graph.
 
         Each becomes a ``r:Detection`` with its name, positional arguments and an OWL-Time
-        interval (see :mod:`reasoner.server.detections`); they are visible to the next query.
+        interval (see :mod:`reasoner.rdf.detections`); they are visible to the next query.
 
         Args:
             events: objects with ``name``, ``args``, ``start`` and ``end``.
@@ -280,7 +278,7 @@ class SparqlServer:
                 return _ok(convert_turtle(sd, accept))
 
     def _query(self, operation: QueryOperation, accept: str | None) -> Answer:
-        store = _pyoxigraph_store(self._current())  # one version for the whole request
+        store = self._current().oxigraph  # one version for the whole request
         timeout = self.config.query_timeout_s
         sink = LimitedSink(self.config.max_result_bytes, time.monotonic() + timeout, timeout)
         future = self._pool.submit(
@@ -330,13 +328,6 @@ class SparqlServer:
             "detections": self._published_count,
         }
         return Response(200, json.dumps(report).encode(), {"Content-Type": "application/json"})
-
-
-def _pyoxigraph_store(store: Store) -> ox.Store:
-    # The endpoint needs pyoxigraph's own streaming serializers and protocol datasets, which
-    # Store does not expose (see reasoner/server/execute.py); this is the one place that
-    # reaches into it.
-    return store._store
 
 
 def _ok(answer: Answer) -> Response:

@@ -92,3 +92,12 @@ def test_named_graphs_and_sparql_passthrough() -> None:
 def test_add_rejects_non_rdf_values() -> None:
     with pytest.raises(KnowledgeError, match="not an RDF triple"):
         Store().add([("literal", P, B)])
+
+
+def test_oxigraph_is_the_underlying_store_itself() -> None:
+    store = Store()
+    store.load_text(f"<{EX}a> <{EX}p> <{EX}b> .", "turtle")
+    native = store.oxigraph
+    assert native is store.oxigraph and len(native) == 1
+    store.add([(B, P, A)])  # writes through the wrapper are visible through the accessor
+    assert bool(native.query(f"ASK {{ GRAPH <{INFERRED_GRAPH}> {{ <{EX}b> ?p ?o }} }}"))

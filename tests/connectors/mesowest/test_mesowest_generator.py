@@ -21,7 +21,7 @@ SAMPLE = SHIPPED_STATIONS.parent / "sample"
 
 
 def _blizzard(event: Event) -> bool:
-    _, _, _, wind, _, visibility, condition, _ = event.args
+    _, _, _, _, wind, _, visibility, condition, _ = event.args
     return (
         isinstance(wind, float)
         and isinstance(visibility, float)
@@ -49,6 +49,7 @@ def test_interval_and_days_set_the_number_of_readings() -> None:
     assert len(readings) == 2 * 96
     assert readings[1].end - readings[0].end == 900
     assert readings[0].end == int(START.timestamp())
+    assert all(e.args[1] == e.end for e in readings)  # the time is an argument too
 
 
 def test_placed_storm_is_a_blizzard_at_its_peak_and_nowhere_else() -> None:
@@ -63,7 +64,7 @@ def test_placed_storm_is_a_blizzard_at_its_peak_and_nowhere_else() -> None:
         assert all(_blizzard(e) for e in at_peak)
         assert all(begin <= e.end <= end for e in readings if _blizzard(e))
         quiet = [e for e in readings if not begin <= e.end <= end]
-        assert all(e.args[6] in ("clear", "cloudy", "light snow") for e in quiet)
+        assert all(e.args[7] in ("clear", "cloudy", "light snow") for e in quiet)
 
 
 def test_a_weak_storm_brings_snow_but_no_blizzard() -> None:
@@ -71,7 +72,7 @@ def test_a_weak_storm_brings_snow_but_no_blizzard() -> None:
     storm = Storm("KPVU", START + timedelta(hours=10), hours=8, intensity=0.5)
     readings = list(simulate(station, 1, 3, [storm]))
     assert not any(_blizzard(e) for e in readings)
-    assert any(e.args[6] == "snow" for e in readings)
+    assert any(e.args[7] == "snow" for e in readings)
 
 
 def test_bad_settings_raise_generator_errors(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_si_units_are_converted_and_metadata_exposed(tmp_path: Path) -> None:
     assert list(reader) == [
         Event(
             "sensor_reading",
-            ("KXYZ", 14.0, 85.0, 44.739, 46.031, 0.124, 71, 0.1),
+            ("KXYZ", 1610258400, 14.0, 85.0, 44.739, 46.031, 0.124, 71, 0.1),
             1610258400,
             1610258400,
         )
@@ -63,7 +63,7 @@ def test_other_units_and_column_order(tmp_path: Path) -> None:
     assert reader.station.elevation == 5000
     [event] = list(reader)
     # No humidity, gust or precipitation columns: those values are 'none'.
-    assert event.args == ("KABC", 32.0, "none", 35.0, "none", 0.25, "heavy snow", "none")
+    assert event.args == ("KABC", event.end, 32.0, "none", 35.0, "none", 0.25, "heavy snow", "none")
 
 
 def test_missing_values_are_none(tmp_path: Path) -> None:
@@ -78,10 +78,11 @@ def test_missing_values_are_none(tmp_path: Path) -> None:
     )
     events, rejected = _read(path)
     assert rejected == []
-    assert [e.args for e in events] == [
-        ("KXYZ", "none", "none", "none", "none", "none", "none", "none"),
-        ("KXYZ", 21.5, "none", 40.0, "none", "none", "snow", "none"),
+    assert [e.args[2:] for e in events] == [
+        ("none", "none", "none", "none", "none", "none", "none"),
+        (21.5, "none", 40.0, "none", "none", "snow", "none"),
     ]
+    assert [e.args[:2] for e in events] == [("KXYZ", 1610258400), ("KXYZ", 1610259600)]
 
 
 def test_malformed_rows_are_reported_with_file_and_line_and_skipped(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_malformed_rows_are_reported_with_file_and_line_and_skipped(tmp_path: Pa
         "KXYZ,2021-01-10T07:40:00Z,19,6\n",  # line 15
     )
     events, rejected = _read(path)
-    assert [e.args[1:3] for e in events] == [(20.0, "none"), (19.0, "none")]
+    assert [e.args[2:4] for e in events] == [(20.0, "none"), (19.0, "none")]
     assert [(r.file, r.line) for r in rejected] == [(str(path), n) for n in (10, 11, 12, 13)]
     assert rejected[0].reason == "expected 4 cells, found 3"
     assert "not ISO-8601" in rejected[1].reason
@@ -142,7 +143,7 @@ def test_several_stations_merge_in_time_order(tmp_path: Path) -> None:
     b = _file(
         tmp_path, "KBBB", body + "".join(f"KBBB,2021-01-10T0{h}:00:00Z,{h}\n" for h in (0, 3, 4))
     )
-    merged = [(e.args[0], e.args[1]) for e in read_mesowest(a, b)]
+    merged = [(e.args[0], e.args[2]) for e in read_mesowest(a, b)]
     assert merged == [
         ("KBBB", 0.0),
         ("KAAA", 1.0),
@@ -174,7 +175,7 @@ def test_writer_round_trip(tmp_path: Path) -> None:
     again = MesoWestFile(out)
     assert again.station == original.station
     assert list(again) == events
-    assert events[1].args[6] == "snow, blowing"
+    assert events[1].args[7] == "snow, blowing"
     text = out.read_text()
     assert ",,Fahrenheit,%,mph,mph,Statute miles,text,Inches\n" in text
     assert 'KXYZ,2021-01-10T06:20:00Z,,,,,,"snow, blowing",\n' in text
@@ -183,4 +184,4 @@ def test_writer_round_trip(tmp_path: Path) -> None:
 def test_writer_refuses_other_stations_readings() -> None:
     station = Station("KXYZ", "X", 40.0, -111.0)
     with pytest.raises(ValueError, match="not a sensor_reading of station KXYZ"):
-        write_mesowest(io.StringIO(), station, [Event.at("sensor_reading", ("KABC",) * 8, 0)])
+        write_mesowest(io.StringIO(), station, [Event.at("sensor_reading", ("KABC",) * 9, 0)])

@@ -1,3 +1,5 @@
+"""A detection as RDF: name, arguments and OWL-Time interval, loaded into the store."""
+
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -5,7 +7,7 @@ import pytest
 
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.store import Store
-from reasoner.server.detections import DETECTIONS_GRAPH, detections_ntriples
+from reasoner.rdf.detections import DETECTIONS_GRAPH, detections_ntriples
 from reasoner.values import IRI, Struct, Time, Value
 
 
@@ -81,3 +83,17 @@ def test_strings_are_escaped() -> None:
 def test_an_iri_ntriples_cannot_write_is_refused() -> None:
     with pytest.raises(KnowledgeError, match="not a valid IRI"):
         detections_ntriples([Event("e", (IRI("has space"),), 0, 0)])
+
+
+def test_numeric_times_carry_no_date() -> None:
+    store = Store()
+    text = detections_ntriples([Event("tick", (), 17, 20)], dates=False)
+    store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
+    assert len(store) == 17  # 5 + 2 instants x 6: no time:inXSDDateTimeStamp
+    assert "inXSDDateTimeStamp" not in text
+
+
+def test_blank_node_values_are_written_as_blank_nodes() -> None:
+    store = _loaded(Event("e", (IRI("_:b0"),), 0, 0))
+    rows = store.query("SELECT ?a { ?d <http://www.w3.org/1999/02/22-rdf-syntax-ns#_1> ?a }").rows
+    assert len(rows) == 1 and isinstance(rows[0][0], IRI) and rows[0][0].value.startswith("_:")

@@ -1,0 +1,92 @@
+"""``reasoner run --serve PORT``: a SPARQL endpoint beside the replay.
+
+While the engine replays, a :class:`~reasoner.server.SparqlServer` on 127.0.0.1 serves the
+background knowledge and every detection, published into the graph
+``urn:reasoner:graph:detections`` as soon as the engine reports it. The endpoint serves the
+:class:`~reasoner.knowledge.snapshot.KnowledgeBase` itself, not one snapshot, so a refresh
+of it becomes visible atomically (with the published detections carried over).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from reasoner.runtime.events import Event
+
+if TYPE_CHECKING:
+    from reasoner.knowledge.snapshot import KnowledgeBase
+
+Publish = Callable[[Sequence[Event]], None]
+
+
+@contextlib.contextmanager
+def detections_endpoint(
+    port: int | None, knowledge: KnowledgeBase | None, *, keep_serving: bool = False
+) -> Iterator[Publish]:
+    """Serve ``knowledge`` and published detections on ``127.0.0.1:port`` for the block.
+
+    Args:
+        port: the TCP port (0: any free one; the URL is printed on stderr), or None for no
+            endpoint (``publish`` then does nothing).
+        knowledge: what to serve besides the detections (None: detections only).
+        keep_serving: when the block ends normally, keep serving until SIGINT (Ctrl-C) or
+            SIGTERM; must then run in the main thread.
+    Returns:
+        a context manager giving ``publish(detections)``.
+    Raises:
+        ReasonerError: when the port cannot be bound.
+
+    >>> with detections_endpoint(0, None) as publish:  # doctest: +SKIP
+    ...     publish(engine.push(event))
+    """
+    if port is None:
+        yield _discard
+        return
+    from reasoner.knowledge.store import Store
+    from reasoner.server import EndpointConfig, SparqlServer
+
+    served = knowledge if knowledge is not None else Store()
+    server = SparqlServer(served, EndpointConfig(port=port)).start()
+    try:
+        print(f"SPARQL endpoint at {server.url}", file=sys.stderr, flush=True)
+
+        def publish(detections: Sequence[Event]) -> None:
+            if detections:
+                server.publish_detections(detections)
+
+        yield publish
+        if keep_serving:
+            sys.stdout.flush()  # detections written so far are complete before the wait
+            print(f"replay done; serving {server.url} until interrupted (Ctrl-C)", file=sys.stderr)
+            sys.stderr.flush()
+            _wait_for_interrupt()
+    finally:
+        server.stop()
+
+
+def _wait_for_interrupt() -> None:
+    """Block until SIGINT or SIGTERM.
+
+    Both are set to raise KeyboardInterrupt meanwhile: SIGTERM is how supervisors (and tests)
+    stop a server, and a process started in the background of a shell inherits an ignored
+    SIGINT.
+    """
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler),
+    }
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()  # a signal interrupts the wait in the main thread
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _discard(detections: Sequence[Event]) -> None:
+    """``publish`` without an endpoint."""

@@ -1,0 +1,121 @@
+"""The blizzard application end to end (seed 004, "Evaluation results").
+
+:func:`run_blizzard` builds (or reuses) the knowledge for the stations of some MesoWest files
+with the Spark pipeline, replays the files through ``rules/blizzard.event`` with the chosen
+blizzard definition, and writes to the output folder:
+
+* ``tables.txt``: detections per station, blizzard areas, places affected (seed 004's
+  Tables 2-4);
+* ``detections.jsonl``: every warning, area and place detection (``reasoner run``'s format);
+* ``map.png`` and ``timeline.png``: see :mod:`connectors.mesowest.plots`.
+
+Defaults replay the shipped sample (``data/mesowest/sample``: a blizzard over KOGD, KSLC and
+KEVW on 2021-01-11) under the NOAA definition into the repository's ``out/blizzard``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.times import TimeStyle
+from connectors.mesowest.knowledge import SHIPPED_GEONAMES, open_knowledge, prepare_knowledge
+from connectors.mesowest.plots import map_figure, timeline_figure
+from connectors.mesowest.reader import MesoWestFile
+from connectors.mesowest.replay import Replay, replay
+from connectors.mesowest.rules import blizzard_program
+from connectors.mesowest.station import Station
+from connectors.mesowest.tables import PlaceRow, place_rows, report
+from reasoner.errors import ReasonerError
+
+_ROOT = Path(__file__).resolve().parents[2]
+#: The shipped sample: six stations, three days, one blizzard on 2021-01-11.
+SAMPLE = _ROOT / "data" / "mesowest" / "sample"
+#: Where results go by default (``out/`` is not versioned).
+DEFAULT_OUT = _ROOT / "out" / "blizzard"
+#: What ``detections.jsonl`` keeps (settlings are only counted, in the tables).
+WRITTEN = ("blizzardWarning", "blizzardArea", "blizzardPlace")
+
+
+@dataclass(frozen=True, slots=True)
+class BlizzardJob:
+    """What to replay and where to write; every field has a working default.
+
+    ``store_dir`` defaults to ``<out_dir>/knowledge``; a store built from the same stations,
+    GeoNames files and radii is reused without Spark.
+    """
+
+    events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
+    definition: str = "noaa"
+    out_dir: Path = DEFAULT_OUT
+    store_dir: Path | None = None
+    geonames: tuple[Path, ...] = (SHIPPED_GEONAMES,)
+    radius_km: float = 20.0
+    neighbour_km: float = 300.0
+    progress: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class BlizzardResult:
+    """A finished job: the replay, the tables as text, the affected places (with positions),
+    the files written, and whether the knowledge was built (False: reused)."""
+
+    replay: Replay
+    tables: str
+    places: list[PlaceRow]
+    files: dict[str, Path]
+    built_knowledge: bool
+
+
+def stations_of(paths: tuple[Path, ...]) -> list[Station]:
+    """The stations named in the headers of MesoWest files."""
+    return [MesoWestFile(path).station for path in paths]
+
+
+def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
+    """Run the blizzard application: knowledge, replay, tables, figures.
+
+    Args:
+        job: the settings (default: the shipped sample, NOAA definition, ``out/blizzard``).
+    Returns:
+        the :class:`BlizzardResult`; the tables are also written to ``tables.txt``.
+    Raises:
+        ReasonerError: bad input files, a failed knowledge build, an unknown definition.
+
+    >>> print(run_blizzard().tables)  # doctest: +SKIP
+    """
+    job = job or BlizzardJob()
+    if not job.events:
+        raise ReasonerError("no MesoWest files to replay")
+    blizzard_program(job.definition)  # an unknown definition fails before any build
+    store_dir = job.store_dir or job.out_dir / "knowledge"
+    prepared = prepare_knowledge(
+        store_dir,
+        stations_of(job.events),
+        geonames=job.geonames,
+        radius_km=job.radius_km,
+        neighbour_km=job.neighbour_km,
+    )
+    kb = open_knowledge(prepared.store_dir, job.definition)
+    knowledge = kb.snapshot()
+    result = replay(kb.program, job.events, knowledge=knowledge, progress=job.progress)
+    tables = report(result)
+    places = place_rows(result, knowledge)
+
+    out = job.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "tables": out / "tables.txt",
+        "detections": out / "detections.jsonl",
+        "map": out / "map.png",
+        "timeline": out / "timeline.png",
+    }
+    files["tables"].write_text(tables, encoding="utf-8")
+    with files["detections"].open("w", encoding="utf-8") as stream:
+        JsonLinesWriter(stream, TimeStyle(iso=True)).write_all(
+            d for d in result.detections if d.name in WRITTEN
+        )
+    map_figure(result, places=places).savefig(files["map"], dpi=120)
+    timeline_figure(result).savefig(files["timeline"], dpi=110)
+    return BlizzardResult(result, tables, places, files, prepared.built)

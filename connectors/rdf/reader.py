@@ -1,0 +1,303 @@
+"""Reading a stream of RDF graphs (N-Quads or TriG) as events.
+
+Each named graph is one event occurrence. Its time is the object of the time property
+(default ``prov:generatedAtTime``): stated about the graph itself (``<g> prov:generatedAtTime
+t``, in the default graph or inside ``g``), or else by the triples inside the graph that have
+that property (``sosa:resultTime``), which must all agree. A ``xsd:dateTime`` (or any ISO-8601
+text) sets :attr:`TimeStyle.iso`; a number is seconds. The graph's triples become events
+through a :class:`~reasoner.rdf.mapping.GraphMapping` (by default the triple view
+``triple(S, P, O)``), all at the graph's time.
+
+Consecutive statements about one graph (its triples, its time stamp in the default graph, in
+either order) form the graph; a graph ends where the next one starts. What cannot be used is
+reported as :class:`Rejected` (file, line, reason) and skipped, and the stream goes on:
+
+* a malformed statement (see :mod:`connectors.rdf.statements`). In N-Quads a broken line
+  may belong to the graph before it or to the one after it, so both are dropped: a graph is
+  never turned into events with a triple missing;
+* a graph without a time, with conflicting times, or whose mapping fails to evaluate;
+* default-graph triples about a resource that is no named graph of the stream.
+
+A graph that gives no event is no error: it is counted in :attr:`GraphCounts.unmatched`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import pyoxigraph as ox
+
+from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
+from connectors.events.times import TimeStyle, parse_time
+from connectors.rdf.statements import Statement, nquads_batches, trig_statements
+from reasoner.errors import ReasonerError
+from reasoner.knowledge.store import to_value
+from reasoner.language.ast import Program
+from reasoner.rdf.mapping import GraphMapping, Triple
+from reasoner.runtime.events import Event
+from reasoner.values import Time, Value
+
+#: The default time property: ``prov:generatedAtTime``.
+GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
+#: Input syntaxes by file extension; anything else (and standard input) is read as TriG.
+SYNTAXES = {".nq": "nquads", ".nquads": "nquads", ".trig": "trig"}
+#: Named nodes remembered between graphs (predicates, classes and stations repeat).
+_CACHE_SIZE = 4096
+
+
+def property_iri(name: str, prefixes: Mapping[str, str]) -> str:
+    """The IRI a command-line property names: ``<iri>``, ``prefix:local`` or a full IRI.
+
+    Args:
+        name: the text given.
+        prefixes: prefixes that may be used (a rule program's, say).
+    Returns:
+        the IRI.
+    Raises:
+        InputFormatError: ``prefix:local`` with an unknown prefix (a full IRI has ``://`` or
+            is a ``urn:``).
+
+    >>> property_iri("sosa:resultTime", {"sosa": "http://www.w3.org/ns/sosa/"})
+    'http://www.w3.org/ns/sosa/resultTime'
+    """
+    if name.startswith("<") and name.endswith(">"):
+        return name[1:-1]
+    prefix, colon, local = name.partition(":")
+    if colon and prefix in prefixes:
+        return prefixes[prefix] + local
+    if "://" not in name and prefix != "urn":
+        raise InputFormatError(
+            f"unknown prefix in {name!r}: declare it in the rules or give an IRI"
+        )
+    return name
+
+
+@dataclass(slots=True)
+class GraphCounts:
+    """Shared, mutable counters: graphs turned into events and graphs that gave none."""
+
+    graphs: int = 0
+    unmatched: int = 0
+
+
+def read_rdf(
+    source: str | Path | TextIO,
+    *,
+    mapping: GraphMapping | None = None,
+    syntax: str | None = None,
+    time_property: str = GENERATED_AT_TIME,
+    style: TimeStyle | None = None,
+    on_reject: RejectHandler | None = None,
+    counts: GraphCounts | None = None,
+) -> Iterator[Event]:
+    """Read a stream of timestamped RDF graphs as events, in stream order.
+
+    Args:
+        source: a path, ``"-"`` for standard input, or an open text stream.
+        mapping: how graphs become events (default: the triple view ``triple(S, P, O)``).
+        syntax: ``"nquads"`` or ``"trig"``; by default from the file extension (TriG otherwise).
+        time_property: the IRI of the property that gives a graph its time.
+        style: set to ``iso=True`` once a time is a date (for writers sharing it).
+        on_reject: called with each :class:`Rejected`; default: log it.
+        counts: updated with the number of graphs read and of graphs that gave no event.
+
+    Returns:
+        A lazy iterator of atomic events; each graph's events share its time.
+
+    Raises:
+        InputFormatError: a named file does not exist (checked at once) or cannot be read, or
+            the syntax is unknown.
+
+    Example:
+        >>> import io
+        >>> text = '<urn:g> {<urn:s> <urn:p> 1} <urn:g> <%s> 5 .' % GENERATED_AT_TIME
+        >>> list(read_rdf(io.StringIO(text)))
+        [Event(name='triple', args=(IRI(value='urn:s'), IRI(value='urn:p'), 1), start=5, end=5)]
+    """
+    if isinstance(source, str | Path) and str(source) != "-" and not Path(source).is_file():
+        raise InputFormatError(f"{source}: no such RDF file")
+    if syntax is None:
+        suffix = Path(source).suffix.lower() if isinstance(source, str | Path) else ""
+        syntax = SYNTAXES.get(suffix, "trig")
+    if syntax not in ("nquads", "trig"):
+        raise InputFormatError(f"unknown RDF stream syntax {syntax!r} (use nquads or trig)")
+    try:
+        time_node = ox.NamedNode(time_property)
+    except ValueError as exc:
+        raise InputFormatError(f"bad time property {time_property!r}: {exc}") from None
+    reader = _Reader(
+        mapping or GraphMapping(Program()),
+        time_node,
+        style or TimeStyle(),
+        on_reject or log_rejected,
+        counts or GraphCounts(),
+        syntax,
+    )
+    return reader.read(source)
+
+
+@dataclass(slots=True)
+class _Graph:
+    """The statements read so far about one graph (``key``: its name)."""
+
+    key: object
+    line: int
+    content: list[ox.Quad] = field(default_factory=list)
+    about: list[ox.Quad] = field(default_factory=list)  # default-graph triples about it
+    broken: bool = False
+
+
+class _Reader:
+    def __init__(
+        self,
+        mapping: GraphMapping,
+        time_property: ox.NamedNode,
+        style: TimeStyle,
+        on_reject: RejectHandler,
+        counts: GraphCounts,
+        syntax: str,
+    ) -> None:
+        self.mapping = mapping
+        self.time_property = time_property
+        self.style = style
+        self.on_reject = on_reject
+        self.counts = counts
+        self.syntax = syntax
+        self.file = "<stream>"
+        self.nodes: dict[ox.NamedNode, Value] = {}
+
+    def read(self, source: str | Path | TextIO) -> Iterator[Event]:
+        if isinstance(source, str | Path) and str(source) != "-":
+            self.file = str(source)
+            try:
+                with open(source, encoding="utf-8") as stream:
+                    yield from self._events(stream)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputFormatError(f"{source}: cannot read RDF: {exc}") from exc
+        else:
+            text: TextIO = sys.stdin if isinstance(source, str | Path) else source
+            self.file = getattr(text, "name", "<stream>")
+            yield from self._events(text)
+
+    # ------------------------------------------------------------------ graphs
+
+    def _events(self, lines: Iterable[str]) -> Iterator[Event]:
+        """Group parsed quads into graphs and turn each finished graph into events."""
+        parsed = self._nquads(lines) if self.syntax == "nquads" else self._trig(lines)
+        current: _Graph | None = None
+        spoil_next = False  # N-Quads: the graph after a broken line is dropped too
+        for line, quad in parsed:
+            if quad is None:
+                if current is not None:
+                    if self.syntax == "nquads":
+                        current.broken = spoil_next = True
+                    else:
+                        yield from self._finish(current)
+                        current = None
+                continue
+            named = not isinstance(quad.graph_name, ox.DefaultGraph)
+            key = quad.graph_name if named else quad.subject
+            if current is None or key != current.key:
+                if current is not None:
+                    yield from self._finish(current)
+                current = _Graph(key, line, broken=spoil_next)
+            spoil_next = False
+            (current.content if named else current.about).append(quad)
+        if current is not None:
+            yield from self._finish(current)
+
+    def _finish(self, graph: _Graph) -> Iterator[Event]:
+        name = str(graph.key)
+        if graph.broken:
+            self._reject(graph.line, f"graph {name} dropped: a malformed line may belong to it")
+            return
+        if not graph.content:
+            self._reject(graph.line, f"default-graph triples about {name}, but no graph {name}")
+            return
+        try:
+            time = self._time(graph)
+            occurrences = self.mapping.events([self._triple(q) for q in graph.content], time)
+        except (ReasonerError, ValueError) as exc:  # ValueError: a bad time stamp
+            self._reject(graph.line, f"graph {name}: {exc}")
+            return
+        self.counts.graphs += 1
+        if not occurrences:
+            self.counts.unmatched += 1
+        for event_name, args in occurrences:
+            yield Event(event_name, args, time, time)
+
+    def _time(self, graph: _Graph) -> Time:
+        prop, key = self.time_property, graph.key
+        quads = (*graph.about, *graph.content)
+        stamps = {q.object for q in quads if q.predicate == prop and q.subject == key}
+        if not stamps:
+            stamps = {q.object for q in graph.content if q.predicate == prop}
+        if not stamps:
+            raise ValueError(f"no time: no {prop} about the graph or inside it")
+        if len(stamps) > 1:
+            raise ValueError(f"conflicting times {', '.join(sorted(map(str, stamps)))}")
+        value = to_value(stamps.pop())
+        time = parse_time(value)
+        if isinstance(value, str):
+            self.style.iso = True
+        return time
+
+    def _triple(self, quad: ox.Quad) -> Triple:
+        return (self._value(quad.subject), self._value(quad.predicate), self._value(quad.object))
+
+    def _value(self, term: object) -> Value:
+        if isinstance(term, ox.NamedNode):
+            value = self.nodes.get(term)
+            if value is None:
+                if len(self.nodes) >= _CACHE_SIZE:  # bounded: observation IRIs never repeat
+                    self.nodes.clear()
+                value = self.nodes[term] = to_value(term)
+            return value
+        return to_value(term)
+
+    def _reject(self, line: int, reason: str) -> None:
+        self.on_reject(Rejected(self.file, line, reason))
+
+    # ----------------------------------------------------------------- parsing
+
+    def _trig(self, lines: Iterable[str]) -> Iterator[tuple[int, ox.Quad | None]]:
+        preamble, shift = "", 0  # the directives so far, prepended to every statement
+        for statement in trig_statements(lines):
+            quads = self._parse(preamble + statement.text, ox.RdfFormat.TRIG, statement, shift)
+            if quads is None:
+                yield statement.line, None
+            elif statement.directive:
+                preamble += statement.text + "\n"
+                shift = preamble.count("\n")
+            else:
+                for quad in quads:
+                    yield statement.line, quad
+
+    def _nquads(self, lines: Iterable[str]) -> Iterator[tuple[int, ox.Quad | None]]:
+        for batch in nquads_batches(lines):
+            try:
+                quads = list(ox.parse("".join(s.text for s in batch), ox.RdfFormat.N_QUADS))
+            except SyntaxError:  # find the broken lines: parse one at a time
+                for statement in batch:
+                    parsed = self._parse(statement.text, ox.RdfFormat.N_QUADS, statement, 0)
+                    yield statement.line, None if parsed is None else parsed[0]
+                continue
+            # N-Quads has exactly one quad per line: the i-th quad comes from the i-th line.
+            yield from zip((s.line for s in batch), quads, strict=True)
+
+    def _parse(
+        self, text: str, fmt: ox.RdfFormat, statement: Statement, shift: int
+    ) -> list[ox.Quad] | None:
+        """Parse one statement (after ``shift`` lines of directives); None if malformed."""
+        try:
+            return list(ox.parse(text, fmt))
+        except SyntaxError as exc:
+            line = statement.line + max((exc.lineno or 1) - 1 - shift, 0)
+            # pyoxigraph's message starts with its own (statement-relative) position.
+            reason = exc.msg.split(": ", 1)[-1] if exc.msg.startswith("Parser error") else exc.msg
+            self._reject(line, f"malformed RDF: {reason}")
+            return None

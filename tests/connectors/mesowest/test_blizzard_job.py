@@ -1,0 +1,104 @@
+"""The blizzard application end to end: knowledge reuse, replay, tables, figures, CLI."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from connectors.mesowest.blizzard import BlizzardJob, run_blizzard, stations_of
+from connectors.mesowest.knowledge import open_knowledge, prepare_knowledge
+from reasoner.cli import main
+from reasoner.errors import KnowledgeError
+
+STATIONS = """\
+station  readings  settlings (39)  warnings (40)  areas (42)
+-------  --------  --------------  -------------  ----------
+KEVW          216              31              1           1
+KGJT          216               0              0           0
+KJAC          216               0              0           0
+KOGD          216              29              1           1
+KPVU          216               0              0           0
+KSLC          216              27              1           1
+"""
+AREAS = """\
+area  stations        start             end               iterations
+----  --------------  ----------------  ----------------  ----------
+KOGD  KOGD KSLC KEVW  2021-01-11 04:40  2021-01-11 11:00           3
+"""
+
+
+def _assert_outputs(files: dict[str, Path]) -> None:
+    assert set(files) == {"tables", "detections", "map", "timeline"}
+    for kind in ("map", "timeline"):
+        assert files[kind].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert files[kind].stat().st_size > 10_000
+
+
+def test_the_job_reuses_the_knowledge_and_writes_tables_and_figures(
+    sample_store: Path, sample_files, tmp_path: Path
+) -> None:
+    job = BlizzardJob(events=sample_files, out_dir=tmp_path, store_dir=sample_store, progress=False)
+    result = run_blizzard(job)
+    assert result.built_knowledge is False
+    assert STATIONS in result.tables and AREAS in result.tables
+    assert "KOGD  2021-01-11 04:40  KSLC     Salt Lake City     7.9" in result.tables
+    assert len([line for line in result.tables.splitlines() if "2021-01-11 04:40  K" in line]) == 22
+    assert result.files["tables"].read_text() == result.tables
+    _assert_outputs(result.files)
+    lines = [json.loads(line) for line in result.files["detections"].read_text().splitlines()]
+    assert [(d["name"], d["args"][0]) for d in lines if d["name"] != "blizzardPlace"] == [
+        ("blizzardWarning", "KOGD"),
+        ("blizzardWarning", "KSLC"),
+        ("blizzardArea", "KOGD"),
+        ("blizzardWarning", "KEVW"),
+        ("blizzardArea", "KOGD"),
+    ]
+    assert (
+        lines[-1]["start"] == "2021-01-11T04:40:00Z" and lines[-1]["end"] == "2021-01-11T11:00:00Z"
+    )
+    located = [p for p in result.places if p.lat is not None and p.lon is not None]
+    assert len(located) == 22 and all(40 < p.lat < 42 for p in located)  # type: ignore[operator]
+
+
+def test_the_command_runs_the_job(
+    sample_store: Path, sample_files, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [arg for path in sample_files for arg in ("--events", str(path))]
+    argv = [
+        "mesowest",
+        "blizzard",
+        *events,
+        "--definition",
+        "weakened",
+        "--out",
+        str(tmp_path),
+        "--store",
+        str(sample_store),
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert AREAS in out
+    assert STATIONS.replace("27", "29") in out  # KSLC's 10:20 reading counts when weakened
+    assert f"map: {tmp_path / 'map.png'}" in out
+    _assert_outputs(
+        {
+            k: tmp_path / f
+            for k, f in [
+                ("tables", "tables.txt"),
+                ("map", "map.png"),
+                ("timeline", "timeline.png"),
+                ("detections", "detections.jsonl"),
+            ]
+        }
+    )
+
+
+def test_knowledge_errors(sample_files, tmp_path: Path) -> None:
+    with pytest.raises(KnowledgeError, match="no stations"):
+        prepare_knowledge(tmp_path / "kb", [])
+    (tmp_path / "kb").mkdir()
+    with pytest.raises(KnowledgeError, match="exists but is no knowledge store"):
+        prepare_knowledge(tmp_path / "kb", stations_of(sample_files))
+    with pytest.raises(KnowledgeError, match="no built knowledge store"):
+        open_knowledge(tmp_path / "kb")
