@@ -3,11 +3,11 @@
 Usage (from the repository root)::
 
     .venv/bin/python benchmarks/bench_spark_pipeline.py            # 1,000,000 rows, 20,000 stations
-    .venv/bin/python benchmarks/bench_spark_pipeline.py --quick    # 50,000 rows, 1,000 stations
+    .venv/bin/python benchmarks/bench_spark_pipeline.py --quick    # 20,000 rows, 500 stations
 
 Prints, per stage, the triples written, seconds and triples/s, the input rows/s of the
 stages that read GeoNames or stations, and the peak resident memory of the Python driver
-and of Spark's JVM.
+and of Spark's JVM. ``--quick`` is small enough for the test suite, which runs it.
 """
 
 from __future__ import annotations
@@ -17,14 +17,19 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from connectors.geonames.synthetic import write_synthetic_dump  # noqa: E402
-from connectors.spark.build import BuildConfig, build_knowledge  # noqa: E402
+from connectors.spark.build import BuildConfig, BuildReport, build_knowledge  # noqa: E402
 from connectors.spark.session import get_session  # noqa: E402
 from connectors.stations.synthetic import write_synthetic_stations  # noqa: E402
+
+#: (GeoNames rows, stations) of the full run and of ``--quick``.
+FULL = (1_000_000, 20_000)
+QUICK = (20_000, 500)
 
 #: A small schema so that the RDFS stage has classes and properties to apply.
 SCHEMA = """\
@@ -51,53 +56,79 @@ def _jvm_peak_mb() -> float:
     return float("nan")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="50,000 rows and 1,000 stations")
-    parser.add_argument("--rows", type=int, help="GeoNames rows (default 1,000,000)")
-    parser.add_argument("--stations", type=int, help="stations (default 20,000)")
+def run(
+    rows: int,
+    stations: int,
+    work: Path,
+    *,
+    master: str | None = None,
+    memory: str | None = None,
+    log: Callable[[str], None] = print,
+) -> BuildReport:
+    """Generate the inputs in ``work`` and build ``work/kb`` from them.
+
+    Args:
+        rows: GeoNames rows to generate.
+        stations: stations to generate.
+        work: an empty folder.
+        master, memory: Spark settings (ignored when a session already runs).
+        log: receives the generation line and the build's progress lines.
+    Returns:
+        the build's report.
+
+    >>> run(1000, 20, Path("/tmp/bench")).stages[1].triples  # doctest: +SKIP
+    260
+    """
+    started = time.perf_counter()
+    dump = write_synthetic_dump(work / "synthetic.txt.gz", rows, seed=1)
+    table = write_synthetic_stations(work / "stations.csv", stations, seed=2)
+    schema = work / "schema.ttl"
+    schema.write_text(SCHEMA)
+    seconds = time.perf_counter() - started
+    log(f"generated {rows:,} GeoNames rows, {stations:,} stations in {seconds:.1f} s")
+    config = BuildConfig(
+        ontologies=(str(schema),),
+        stations=(str(table),),
+        geonames=(str(dump),),
+        master=master,
+        memory=memory,
+    )
+    return build_knowledge(work / "kb", config, log=lambda m: log(f"  {m}"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and print its table (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK[0]:,} rows and {QUICK[1]:,} stations"
+    )
+    parser.add_argument("--rows", type=int, help=f"GeoNames rows (default {FULL[0]:,})")
+    parser.add_argument("--stations", type=int, help=f"stations (default {FULL[1]:,})")
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
     parser.add_argument("--memory", default="8g", help="Spark driver memory")
-    args = parser.parse_args()
-    rows = args.rows or (50_000 if args.quick else 1_000_000)
-    count = args.stations or (1_000 if args.quick else 20_000)
+    args = parser.parse_args(argv)
+    rows = args.rows or (QUICK if args.quick else FULL)[0]
+    count = args.stations or (QUICK if args.quick else FULL)[1]
 
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
-        work = Path(tmp)
         started = time.perf_counter()
-        dump = write_synthetic_dump(work / "synthetic.txt.gz", rows, seed=1)
-        stations = write_synthetic_stations(work / "stations.csv", count, seed=2)
-        schema = work / "schema.ttl"
-        schema.write_text(SCHEMA)
-        print(
-            f"generated {rows:,} GeoNames rows, {count:,} stations in "
-            f"{time.perf_counter() - started:.1f} s"
-        )
-        config = BuildConfig(
-            ontologies=(str(schema),),
-            stations=(str(stations),),
-            geonames=(str(dump),),
-            master=args.master,
-            memory=args.memory,
-        )
-        started = time.perf_counter()
-        report = build_knowledge(work / "kb", config, log=lambda m: print(f"  {m}"))
+        report = run(rows, count, Path(tmp), master=args.master, memory=args.memory)
         total = time.perf_counter() - started
-        inputs = {"stations": count, "features": rows, "near": rows, "neighbourhoods": count}
-        print(f"\n{'stage':<15}{'triples':>12}{'seconds':>10}{'triples/s':>12}{'input rows/s':>14}")
-        for s in report.stages:
-            rate = s.triples / max(s.seconds, 1e-9)
-            per_row = inputs.get(s.name)
-            row_rate = f"{per_row / max(s.seconds, 1e-9):,.0f}" if per_row else "-"
-            print(f"{s.name:<15}{s.triples:>12,}{s.seconds:>10.1f}{rate:>12,.0f}{row_rate:>14}")
-        triples = sum(s.triples for s in report.stages)
-        print(
-            f"{'load':<15}{triples:>12,}{report.load_seconds:>10.1f}"
-            f"{triples / max(report.load_seconds, 1e-9):>12,.0f}{'-':>14}"
-        )
-        print(f"\ntotal {total:.1f} s for {triples:,} triples")
-        driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak memory: Python driver {driver:,.0f} MiB, Spark JVM {_jvm_peak_mb():,.0f} MiB")
+    inputs = {"stations": count, "features": rows, "near": rows, "neighbourhoods": count}
+    print(f"\n{'stage':<15}{'triples':>12}{'seconds':>10}{'triples/s':>12}{'input rows/s':>14}")
+    for s in report.stages:
+        rate = s.triples / max(s.seconds, 1e-9)
+        per_row = inputs.get(s.name)
+        row_rate = f"{per_row / max(s.seconds, 1e-9):,.0f}" if per_row else "-"
+        print(f"{s.name:<15}{s.triples:>12,}{s.seconds:>10.1f}{rate:>12,.0f}{row_rate:>14}")
+    triples = sum(s.triples for s in report.stages)
+    print(
+        f"{'load':<15}{triples:>12,}{report.load_seconds:>10.1f}"
+        f"{triples / max(report.load_seconds, 1e-9):>12,.0f}{'-':>14}"
+    )
+    print(f"\ntotal {total:.1f} s for {triples:,} triples (including input generation)")
+    driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: Python driver {driver:,.0f} MiB, Spark JVM {_jvm_peak_mb():,.0f} MiB")
     return 0
 
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from connectors.spark.geo import MAX_RADIUS_KM
 from connectors.spark.output import count_lines, swap_into_place, write_ntriples
 from reasoner.errors import KnowledgeError
 
@@ -33,6 +34,15 @@ if TYPE_CHECKING:
 MANIFEST = "reasoner-build.json"
 #: Stages in run order; the last one reads the others' output.
 STAGES = ("ontologies", "stations", "features", "near", "neighbourhoods", "inferred")
+#: What each stage computes, for the progress lines.
+_WHAT = {
+    "ontologies": "ontology files",
+    "stations": "station descriptions",
+    "features": "GeoNames features",
+    "near": "stations within {radius_km:g} km of GeoNames features",
+    "neighbourhoods": "stations within {neighbour_km:g} km of each other, connected components",
+    "inferred": "RDFS closure",
+}
 #: Which settings and inputs each stage depends on.
 _DEPENDS: dict[str, tuple[str, ...]] = {
     "ontologies": ("ontologies",),
@@ -49,7 +59,7 @@ class BuildConfig:
     """What to build knowledge from.
 
     ``entailment`` is ``"rdfs"`` (materialise the RDFS closure) or ``"none"``.
-    ``master``, ``memory`` and ``packages`` configure Spark (see ``session``).
+    ``master``, ``memory``, ``packages`` and ``jars`` configure Spark (see ``session``).
     """
 
     ontologies: tuple[str, ...] = ()
@@ -61,6 +71,7 @@ class BuildConfig:
     master: str | None = None
     memory: str | None = None
     packages: tuple[str, ...] = ()
+    jars: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +189,16 @@ class _Stages:
             from connectors.spark.session import get_session
 
             self.log("starting Spark")
-            self._spark = get_session(
-                self.config.master, self.config.memory, list(self.config.packages) or None
+            started = time.perf_counter()
+            config = self.config
+            packages, jars = list(config.packages) or None, list(config.jars) or None
+            self._spark = get_session(config.master, config.memory, packages, jars)
+            # A first job pays the JVM's warm-up, which would otherwise count as the first
+            # stage's time.
+            self._spark.range(1).count()
+            self.log(
+                f"Spark {self._spark.version} on {self._spark.sparkContext.master} started in "
+                f"{time.perf_counter() - started:.1f} s"
             )
         return self._spark
 
@@ -196,7 +215,7 @@ class _Stages:
 
         if self._features is None:
             work = self.staging / "work"
-            self._features = read_geonames(self.spark, self.config.geonames, work)
+            self._features = read_geonames(self.spark, self.config.geonames, work).cache()
         return self._features
 
     def triples(self, stage: str) -> DataFrame:
@@ -224,6 +243,10 @@ class _Stages:
         if stage == "neighbourhoods":
             pairs = neighbourhoods.station_pairs(self.stations(), self.config.neighbour_km)
             pairs = pairs.localCheckpoint()
+            if neighbourhoods.uses_graphframes(self.spark):
+                self.log("  connected components: GraphFrames")
+            else:
+                self.log("  connected components: DataFrame iteration (no GraphFrames jar)")
             hoods = neighbourhoods.connected_components(self.stations().select("id"), pairs)
             return neighbourhoods.neighbourhood_triples(pairs, hoods)
         asserted = [str(self.staging / "parts" / s) for s in STAGES if s != "inferred"]
@@ -257,6 +280,9 @@ def build_knowledge(
 
     if config.entailment not in ("rdfs", "none"):
         raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected rdfs or none)")
+    for option, km in (("radius-km", config.radius_km), ("neighbour-km", config.neighbour_km)):
+        if not 0 < km <= MAX_RADIUS_KM:
+            raise KnowledgeError(f"--{option} {km:g} is not in (0, {MAX_RADIUS_KM:g}]")
     target = Path(store_dir).absolute()
     prints = fingerprints(config)
     recorded = previous.get("fingerprints", {}) if previous else {}
@@ -271,9 +297,11 @@ def build_knowledge(
     try:
         if any(old_prints.get(stage) != prints[stage] for stage in STAGES):
             runner.spark  # noqa: B018 - start Spark before timing the first stage
-        for stage in STAGES:
+        for number, stage in enumerate(STAGES, 1):
             folder = staging / "parts" / stage
+            step = f"[{number}/{len(STAGES)}] {stage}"
             if stage == "inferred" and config.entailment == "none":
+                log(f"{step}: skipped (entailment none)")
                 continue
             started = time.perf_counter()
             old_folder = target / "parts" / stage
@@ -282,12 +310,17 @@ def build_knowledge(
                 count = count_lines(folder)
                 reused = True
             else:
+                log(f"{step}: {_WHAT[stage].format(**asdict(config))} ...")
                 count = _write(runner.triples(stage), folder)
                 reused = False
             seconds = time.perf_counter() - started
             report.stages.append(StageReport(stage, count, seconds, reused))
-            how = "reused" if reused else f"{count / max(seconds, 1e-9):,.0f} triples/s"
-            log(f"{stage}: {count:,} triples in {seconds:.1f} s ({how})")
+            if reused:
+                log(f"{step}: {count:,} triples reused (inputs unchanged)")
+            else:
+                log(f"{step}: {count:,} triples in {seconds:.1f} s{_rate(count, seconds)}")
+        total = sum(s.triples for s in report.stages)
+        log(f"load: {total:,} triples into Oxigraph ...")
         started = time.perf_counter()
         store = Store(staging)
         for stage in STAGES:
@@ -297,8 +330,8 @@ def build_knowledge(
                 store.bulk_load(folder, "ntriples", graph=graph)
         store.flush()
         del store
-        report.load_seconds = time.perf_counter() - started
-        log(f"load: {report.load_seconds:.1f} s")
+        seconds = report.load_seconds = time.perf_counter() - started
+        log(f"load: {total:,} triples in {seconds:.1f} s{_rate(total, seconds)}")
         shutil.rmtree(staging / "work", ignore_errors=True)
         manifest = {
             "version": version,
@@ -313,6 +346,10 @@ def build_knowledge(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
+
+
+def _rate(count: int, seconds: float) -> str:
+    return f" ({count / seconds:,.0f} triples/s)" if count and seconds > 0 else ""
 
 
 def _write(triples: DataFrame, folder: Path) -> int:

@@ -9,6 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+_BUILD_DESCRIPTION = """\
+Build a knowledge store with Spark: station and GeoNames place descriptions, stations
+located near places, station neighbourhoods and the RDFS closure, bulk-loaded into an
+Oxigraph store (docs/pipeline.md lists the triples). STORE_DIR is replaced only when every
+stage succeeded. Progress goes to stderr, one line as each stage starts and ends.
+
+example:
+  reasoner knowledge build --out kb --stations data/stations/us-mountain-stations.csv \\
+      --geonames data/geonames/US-mountain-cities15000.txt
+"""
+
 
 def register(subparsers: Any) -> None:
     """Add ``knowledge build`` and ``knowledge refresh`` to the CLI's subcommands.
@@ -22,28 +33,95 @@ def register(subparsers: Any) -> None:
     >>> parser.parse_args(["knowledge", "refresh", "kb"]).store_dir
     'kb'
     """
-    knowledge = subparsers.add_parser("knowledge", help="build background knowledge with Spark")
+    knowledge = subparsers.add_parser(
+        "knowledge",
+        help="build background knowledge with Spark",
+        description="Build or refresh an Oxigraph knowledge store with Spark jobs "
+        "(docs/pipeline.md).",
+    )
     commands = knowledge.add_subparsers(dest="knowledge_command", required=True)
 
-    build = commands.add_parser("build", help="build a knowledge store from files")
-    build.add_argument("--out", required=True, metavar="STORE_DIR", help="the store folder")
-    build.add_argument("--ontology", action="append", default=[], metavar="PATH")
-    build.add_argument("--stations", action="append", default=[], metavar="FILE")
-    build.add_argument("--geonames", action="append", default=[], metavar="FILE")
-    build.add_argument("--radius-km", type=float, default=20.0, help="located-near radius")
-    build.add_argument(
-        "--neighbour-km", type=float, default=300.0, help="station neighbourhood distance"
+    build = commands.add_parser(
+        "build",
+        help="build a knowledge store from files",
+        description=_BUILD_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    build.add_argument("--entailment", choices=("rdfs", "none"), default="rdfs")
-    build.add_argument("--master", help="Spark master URL (default local[*])")
-    build.add_argument("--memory", help="Spark driver memory, e.g. 4g")
     build.add_argument(
-        "--packages", action="append", default=[], help="extra Spark packages (Maven)"
+        "--out", required=True, metavar="STORE_DIR", help="the store folder to create or replace"
+    )
+    inputs = build.add_argument_group("inputs (each repeatable)")
+    inputs.add_argument(
+        "--ontology", action="append", default=[], metavar="PATH", help="an RDF file (any syntax)"
+    )
+    inputs.add_argument(
+        "--stations",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a station table (CSV id,name,lat,lon,elevation,state) or Linked Sensor Data RDF",
+    )
+    inputs.add_argument(
+        "--geonames",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a GeoNames dump (19-column TSV; plain, .gz or .zip)",
+    )
+    settings = build.add_argument_group("knowledge")
+    settings.add_argument(
+        "--radius-km",
+        type=float,
+        default=20.0,
+        metavar="KM",
+        help="link stations to the GeoNames places within KM (er:locatedNear; default 20)",
+    )
+    settings.add_argument(
+        "--neighbour-km",
+        type=float,
+        default=300.0,
+        metavar="KM",
+        help="stations within KM are neighbours (er:nearStation, er:neighbourhood; default 300)",
+    )
+    settings.add_argument(
+        "--entailment",
+        choices=("rdfs", "none"),
+        default="rdfs",
+        help="materialise the RDFS closure into the inferred graph (default), or not",
+    )
+    spark = build.add_argument_group("Spark")
+    spark.add_argument(
+        "--master", metavar="URL", help="Spark master (default: $REASONER_SPARK_MASTER or local[*])"
+    )
+    spark.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="driver memory, e.g. 4g (default: $REASONER_SPARK_MEMORY or 2g)",
+    )
+    spark.add_argument(
+        "--packages",
+        action="append",
+        default=[],
+        metavar="COORDS",
+        help="a Maven package for Spark to fetch, e.g. GraphFrames' (repeatable)",
+    )
+    spark.add_argument(
+        "--jars",
+        action="append",
+        default=[],
+        metavar="JAR",
+        help="a local jar for Spark's classpath, e.g. GraphFrames' (repeatable)",
     )
     build.set_defaults(handler=_build)
 
-    refresh = commands.add_parser("refresh", help="rebuild what changed, then swap atomically")
-    refresh.add_argument("store_dir", metavar="STORE_DIR")
+    refresh = commands.add_parser(
+        "refresh",
+        help="rebuild what changed, then swap atomically",
+        description="Re-hash the inputs STORE_DIR was built from; recompute only the stages "
+        "they feed (with the same settings) and swap the new store in. Starts no Spark when "
+        "nothing changed.",
+    )
+    refresh.add_argument("store_dir", metavar="STORE_DIR", help="a folder made by knowledge build")
     refresh.set_defaults(handler=_refresh)
 
 
@@ -60,6 +138,7 @@ def _build(args: argparse.Namespace) -> int:
         master=args.master,
         memory=args.memory,
         packages=tuple(args.packages),
+        jars=tuple(args.jars),
     )
     report = build_knowledge(args.out, config)
     total = sum(s.triples for s in report.stages)

@@ -3,9 +3,10 @@
 Two stations are neighbours when at most ``distance_km`` apart (default 300 km, the
 blizzard-area distance of seed 004). The components of the neighbour graph are computed by
 GraphFrames when its JVM package is on Spark's classpath (``--packages
-io.graphframes:graphframes-spark4_2.13:<version>`` or ``REASONER_SPARK_PACKAGES``), else by
-DataFrame iteration: min-label propagation with pointer jumping. Both name a component by
-its smallest station id, so their outputs are identical.
+io.graphframes:graphframes-spark4_2.13:<version>``, ``--jars`` or the ``REASONER_SPARK_*``
+variables of :mod:`connectors.spark.session`), else by DataFrame iteration: min-label
+propagation with pointer jumping. Both name a component by its smallest station id, so their
+outputs are identical.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ from connectors.spark.terms import const, iri, iri_col
 from connectors.stations.vocab import ER, RDF_TYPE, SSW
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 #: The default neighbourhood distance, km (seed 004's blizzard area).
 DEFAULT_DISTANCE_KM = 300.0
-#: The JVM class whose presence selects the GraphFrames implementation.
-GRAPHFRAMES_CLASS = "org.graphframes.GraphFrame"
+#: The JVM class whose presence selects the GraphFrames implementation: the entry point
+#: graphframes-py loads (through the same context class loader as the detection).
+GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
 #: Where neighbourhood (component) IRIs live: ``<prefix><smallest station id>``.
 NEIGHBOURHOOD_PREFIX = "https://w3id.org/etalis-reasoner/id/neighbourhood/"
 
@@ -35,7 +37,7 @@ def station_pairs(stations: DataFrame, distance_km: float = DEFAULT_DISTANCE_KM)
         stations: columns ``id``, ``lat``, ``lon`` (at least).
         distance_km: the bound (inclusive).
     Returns:
-        columns ``a``, ``b`` (station ids, ``a < b``) and ``distance_km`` (rounded to the metre).
+        columns ``a``, ``b`` (station ids, ``a < b``).
 
     >>> station_pairs(stations, 300.0).count()  # doctest: +SKIP
     """
@@ -48,11 +50,7 @@ def station_pairs(stations: DataFrame, distance_km: float = DEFAULT_DISTANCE_KM)
         F.col("id").alias("qid"), F.col("lat").alias("qlat"), F.col("lon").alias("qlon")
     )
     pairs = within(probes, points, distance_km, ordered=True)
-    return pairs.select(
-        F.col("pid").alias("a"),
-        F.col("qid").alias("b"),
-        F.round("distance_km", 3).alias("distance_km"),
-    )
+    return pairs.select(F.col("pid").alias("a"), F.col("qid").alias("b"))
 
 
 def components_dataframe(vertices: DataFrame, edges: DataFrame) -> DataFrame:
@@ -113,21 +111,30 @@ def components_graphframes(vertices: DataFrame, edges: DataFrame) -> DataFrame:
 
     >>> components_graphframes(stations.select("id"), pairs).count()  # doctest: +SKIP
     """
-    import tempfile
-
     from graphframes import GraphFrame
     from pyspark.sql import functions as F
 
-    spark = vertices.sparkSession
-    if spark.sparkContext.getCheckpointDir() is None:
-        # GraphFrames' algorithm checkpoints between iterations.
-        spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="graphframes-"))
     graph = GraphFrame(
         vertices.select("id"), edges.select(F.col("a").alias("src"), F.col("b").alias("dst"))
     )
-    found = graph.connectedComponents()
+    # Local checkpoints, like the DataFrame path: no checkpoint folder to set up and clean.
+    found = graph.connectedComponents(use_local_checkpoints=True)
     smallest = found.groupBy("component").agg(F.min("id").alias("name"))
     return found.join(smallest, "component").select("id", F.col("name").alias("component"))
+
+
+def uses_graphframes(spark: SparkSession) -> bool:
+    """Whether :func:`connected_components` uses GraphFrames in this session.
+
+    Args:
+        spark: the session.
+    Returns:
+        True when GraphFrames' JVM package is on the session's classpath.
+
+    >>> uses_graphframes(get_session())  # doctest: +SKIP
+    False
+    """
+    return has_jvm_class(spark, GRAPHFRAMES_CLASS)
 
 
 def connected_components(vertices: DataFrame, edges: DataFrame) -> DataFrame:
@@ -141,7 +148,7 @@ def connected_components(vertices: DataFrame, edges: DataFrame) -> DataFrame:
 
     >>> connected_components(stations.select("id"), pairs).count()  # doctest: +SKIP
     """
-    if has_jvm_class(vertices.sparkSession, GRAPHFRAMES_CLASS):
+    if uses_graphframes(vertices.sparkSession):
         return components_graphframes(vertices, edges)
     return components_dataframe(vertices, edges)
 

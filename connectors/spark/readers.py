@@ -115,7 +115,12 @@ def read_geonames(
             f"{row['file']}: malformed GeoNames row ({row['ncols']} columns, expected "
             f"{len(COLUMNS)}, or bad id/coordinates): {row['value'][:120]!r}"
         )
-    return typed.drop("ncols", "file", "value")
+    rows = typed.drop("ncols", "file", "value")
+    if any(f.lower().endswith(".gz") for f in files):
+        # Spark reads a gzip file as one partition: spread its rows so that the joins
+        # downstream (which keep a broadcast join's probe partitioning) use every core.
+        rows = rows.repartition(spark.sparkContext.defaultParallelism)
+    return rows
 
 
 _GEONAMES_SCHEMA = (

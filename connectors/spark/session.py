@@ -9,7 +9,9 @@ argument           environment variable        default
 =================  ==========================  ===========================================
 ``master``         ``REASONER_SPARK_MASTER``   ``local[*]``
 ``memory``         ``REASONER_SPARK_MEMORY``   ``2g`` (driver memory)
-``packages``       ``REASONER_SPARK_PACKAGES`` none (comma-separated Maven coordinates)
+``packages``       ``REASONER_SPARK_PACKAGES`` none (comma-separated Maven coordinates,
+                                               fetched from Maven Central)
+``jars``           ``REASONER_SPARK_JARS``     none (comma-separated local jar files)
 =================  ==========================  ===========================================
 """
 
@@ -34,7 +36,10 @@ _session: SparkSession | None = None
 
 
 def spark_settings(
-    master: str | None = None, memory: str | None = None, packages: Sequence[str] | None = None
+    master: str | None = None,
+    memory: str | None = None,
+    packages: Sequence[str] | None = None,
+    jars: Sequence[str] | None = None,
 ) -> dict[str, str]:
     """The Spark configuration a session would start with (no JVM is started).
 
@@ -42,6 +47,7 @@ def spark_settings(
         master: Spark master URL; None reads ``REASONER_SPARK_MASTER``.
         memory: driver memory such as ``"4g"``; None reads ``REASONER_SPARK_MEMORY``.
         packages: Maven coordinates; None reads ``REASONER_SPARK_PACKAGES``.
+        jars: jar files; None reads ``REASONER_SPARK_JARS``.
     Returns:
         the configuration keys and values.
 
@@ -51,7 +57,9 @@ def spark_settings(
     master = master or os.environ.get("REASONER_SPARK_MASTER") or DEFAULT_MASTER
     memory = memory or os.environ.get("REASONER_SPARK_MEMORY") or DEFAULT_MEMORY
     if packages is None:
-        packages = [p for p in os.environ.get("REASONER_SPARK_PACKAGES", "").split(",") if p]
+        packages = _from_env("REASONER_SPARK_PACKAGES")
+    if jars is None:
+        jars = _from_env("REASONER_SPARK_JARS")
     settings = {
         "spark.master": master,
         "spark.app.name": "etalis-reasoner",
@@ -68,7 +76,13 @@ def spark_settings(
         settings["spark.sql.shuffle.partitions"] = "8"
     if packages:
         settings["spark.jars.packages"] = ",".join(packages)
+    if jars:
+        settings["spark.jars"] = ",".join(str(Path(j).absolute()) for j in jars)
     return settings
+
+
+def _from_env(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 #: log4j2 configuration that keeps the driver quiet from the first line (setLogLevel only
@@ -80,6 +94,10 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# PySpark's gateway counts as a shell: Spark prints "Setting default log level ..." unless
+# the gateway's logger has the root's level.
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 """
 
 
@@ -91,12 +109,16 @@ def _quiet_log_config() -> str:
 
 
 def get_session(
-    master: str | None = None, memory: str | None = None, packages: Sequence[str] | None = None
+    master: str | None = None,
+    memory: str | None = None,
+    packages: Sequence[str] | None = None,
+    jars: Sequence[str] | None = None,
 ) -> SparkSession:
     """The process's SparkSession, started on first use.
 
     Args:
-        master, memory, packages: as in :func:`spark_settings`; ignored once a session runs.
+        master, memory, packages, jars: as in :func:`spark_settings`; ignored once a session
+            runs.
     Returns:
         the session (the same object on every call until :func:`stop_session`).
     Raises:
@@ -115,7 +137,7 @@ def get_session(
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
-    for key, value in spark_settings(master, memory, packages).items():
+    for key, value in spark_settings(master, memory, packages, jars).items():
         builder = builder.config(key, value)
     builder = builder.config("spark.driver.extraJavaOptions", _quiet_log_config())
     try:

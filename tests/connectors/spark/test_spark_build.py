@@ -10,6 +10,7 @@ import rdflib
 
 from connectors.spark.build import BuildConfig, build_knowledge, read_manifest, refresh_knowledge
 from connectors.spark.cli import register
+from connectors.spark.neighbourhoods import uses_graphframes
 from connectors.spark.rdfs import PROPERTY, RESOURCE, SUBCLASS, SUBPROPERTY, TYPE, materialise_rdfs
 from connectors.spark.readers import triples_frame
 from connectors.spark.terms import term
@@ -93,7 +94,7 @@ def built(spark, tmp_path_factory):
     return folder, report, lines
 
 
-def test_build_answers_which_places_are_near_a_station(built) -> None:
+def test_build_answers_which_places_are_near_a_station(spark, built) -> None:
     folder, report, lines = built
     assert [s.name for s in report.stages] == [
         "ontologies",
@@ -103,7 +104,13 @@ def test_build_answers_which_places_are_near_a_station(built) -> None:
         "neighbourhoods",
         "inferred",
     ]
-    assert any(line.startswith("near: 768 triples") for line in lines)
+    assert "[4/6] near: stations within 20 km of GeoNames features ..." in lines
+    assert any(line.startswith("[4/6] near: 768 triples in ") for line in lines)
+    method = (
+        "GraphFrames" if uses_graphframes(spark) else "DataFrame iteration (no GraphFrames jar)"
+    )
+    assert f"  connected components: {method}" in lines
+    assert lines[-1].startswith(f"load: {sum(s.triples for s in report.stages):,} triples in ")
     store = Store(folder / "store")
     answer = store.query(
         "PREFIX om: <http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#>"
@@ -130,6 +137,7 @@ def test_refresh_rebuilds_only_what_changed(built) -> None:
     assert again.changed and again.version == 2
     reused = {s.name for s in again.stages if s.reused}
     assert reused == {"ontologies", "features"}
+    assert "[3/6] features: 1,107 triples reused (inputs unchanged)" in lines
     store = Store(folder / "store")
     near = store.query(
         "ASK { <http://knoesis.wright.edu/ssw/System_KNEW> "
@@ -151,6 +159,14 @@ def test_failed_build_leaves_the_store_untouched(built, tmp_path: Path) -> None:
     assert sorted(p.name for p in (folder / "store").iterdir()) == before
     assert not list(folder.glob(".store.building-*"))
     assert Store(folder / "store").query("ASK { ?s ?p ?o }").boolean
+
+
+@pytest.mark.parametrize(("radius", "neighbour"), [(0.0, 300.0), (20.0, 5001.0)])
+def test_distances_out_of_range_are_refused(tmp_path: Path, radius, neighbour) -> None:
+    config = BuildConfig(stations=(str(STATIONS),), radius_km=radius, neighbour_km=neighbour)
+    with pytest.raises(KnowledgeError, match=r"km \S+ is not in \(0, 5000\]"):
+        build_knowledge(tmp_path / "kb", config, log=lambda _: None)
+    assert not list(tmp_path.iterdir())
 
 
 def test_cli_registers_build_and_refresh(built, capsys) -> None:
@@ -175,6 +191,8 @@ def test_cli_registers_build_and_refresh(built, capsys) -> None:
             "5",
             "--master",
             "local[1]",
+            "--jars",
+            "g.jar",
         ]
     )
     assert (args.out, args.stations, args.geonames, args.ontology) == (
@@ -184,6 +202,7 @@ def test_cli_registers_build_and_refresh(built, capsys) -> None:
         ["o.ttl"],
     )
     assert (args.radius_km, args.neighbour_km, args.master) == (5.0, 300.0, "local[1]")
+    assert (args.packages, args.jars, args.entailment) == ([], ["g.jar"], "rdfs")
     refresh = parser.parse_args(["knowledge", "refresh", str(folder / "store")])
     assert refresh.handler(refresh) == 0
     assert "unchanged" in capsys.readouterr().out

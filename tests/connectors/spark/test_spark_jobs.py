@@ -2,6 +2,7 @@
 
 import gzip
 import itertools
+import random
 import zipfile
 from pathlib import Path
 
@@ -10,13 +11,15 @@ from geopy.distance import geodesic
 
 from connectors.geonames import read_dump
 from connectors.spark.describe import feature_triples, station_triples
-from connectors.spark.geo import within
+from connectors.spark.geo import MAX_RADIUS_KM, with_geodesic_km, within
 from connectors.spark.near import located_near, near_triples
 from connectors.spark.neighbourhoods import (
     components_dataframe,
+    components_graphframes,
     connected_components,
     neighbourhood_triples,
     station_pairs,
+    uses_graphframes,
 )
 from connectors.spark.output import write_ntriples
 from connectors.spark.readers import load_stations, read_geonames, read_ntriples, stations_frame
@@ -170,6 +173,26 @@ def test_grid_join_across_the_antimeridian_and_the_pole(spark) -> None:
     assert all(found[k] == pytest.approx(expected[k], abs=1e-6) for k in found)
 
 
+def test_geodesic_equals_geographiclib(spark) -> None:
+    # Random lines up to MAX_RADIUS_KM from anywhere (poles and the antimeridian included),
+    # plus coincident points, a pole-to-pole-side line and an equatorial one.
+    rng = random.Random(4)
+    lines = [(0.0, 0.0, 0.0, 0.0), (90.0, 0.0, 90.0, 120.0), (0.0, 179.99, 0.0, -179.99)]
+    lines.append((0.0, 0.0, 0.0, 10.0))
+    for _ in range(2000):
+        lat, lon = rng.uniform(-90, 90), rng.uniform(-180, 180)
+        km = rng.choice([0.001, 1.0, 20.0, 300.0, 1000.0, MAX_RADIUS_KM])
+        end = geodesic(kilometers=km).destination((lat, lon), rng.uniform(0, 360))
+        lines.append((lat, lon, end.latitude, end.longitude))
+    frame = spark.createDataFrame(lines, "a double, b double, c double, d double")
+    got = with_geodesic_km(frame, "a", "b", "c", "d", "km").collect()
+    assert len(got) == len(lines)
+    worst = max(abs(r.km - geodesic((r.a, r.b), (r.c, r.d)).km) for r in got)
+    assert worst < 1e-6  # a millimetre
+    with pytest.raises(ValueError, match="radius 6000 km"):
+        within(frame, frame, 6000.0)
+
+
 def _union_find(ids, edges):
     parent = {i: i for i in ids}
 
@@ -218,6 +241,21 @@ def test_components_of_a_long_chain(spark) -> None:
     vertices = vertices.unionByName(spark.createDataFrame([("w1",), ("w2",), ("w3",)], "id string"))
     labels = {r.id: r.component for r in components_dataframe(vertices, frame).collect()}
     assert labels == {**{i: "v00" for i in ids}, "w1": "w1", "w2": "w1", "w3": "w3"}
+
+
+def test_graphframes_components_equal_the_dataframe_path(spark, stations) -> None:
+    if not uses_graphframes(spark):
+        pytest.skip(
+            "GraphFrames' JVM package is not on Spark's classpath; to run this test set "
+            "REASONER_SPARK_PACKAGES=io.graphframes:graphframes-spark4_2.13:<version> or "
+            "REASONER_SPARK_JARS=<its jars> (docs/pipeline.md)"
+        )
+    pairs = station_pairs(stations, 100.0).cache()
+    ids = stations.select("id")
+    by_graphframes = sorted(components_graphframes(ids, pairs).collect())
+    assert by_graphframes == sorted(components_dataframe(ids, pairs).collect())
+    assert sorted(connected_components(ids, pairs).collect()) == by_graphframes
+    assert len({r.component for r in by_graphframes}) > 10
 
 
 def test_station_rdf_input_gives_stations(spark) -> None:

@@ -1,11 +1,13 @@
 """The session factory: settings, one session per process, class detection."""
 
 import os
+import struct
 import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 
-from connectors.spark.neighbourhoods import GRAPHFRAMES_CLASS
 from connectors.spark.session import get_session, has_jvm_class, spark_settings
 
 
@@ -13,23 +15,27 @@ def test_settings_from_arguments_then_environment(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("REASONER_SPARK_MASTER", raising=False)
     monkeypatch.delenv("REASONER_SPARK_MEMORY", raising=False)
     monkeypatch.delenv("REASONER_SPARK_PACKAGES", raising=False)
+    monkeypatch.delenv("REASONER_SPARK_JARS", raising=False)
     default = spark_settings()
     assert default["spark.master"] == "local[*]"
     assert default["spark.driver.memory"] == "2g"
     assert default["spark.ui.enabled"] == "false"
     assert default["spark.sql.shuffle.partitions"] == "8"
-    assert "spark.jars.packages" not in default
+    assert "spark.jars.packages" not in default and "spark.jars" not in default
     monkeypatch.setenv("REASONER_SPARK_MASTER", "spark://head:7077")
     monkeypatch.setenv("REASONER_SPARK_MEMORY", "6g")
     monkeypatch.setenv("REASONER_SPARK_PACKAGES", "a:b:1,c:d:2")
+    monkeypatch.setenv("REASONER_SPARK_JARS", "/opt/g.jar, /opt/h.jar")
     env = spark_settings()
     assert env["spark.master"] == "spark://head:7077"
     assert env["spark.driver.memory"] == "6g"
     assert env["spark.jars.packages"] == "a:b:1,c:d:2"
+    assert env["spark.jars"] == "/opt/g.jar,/opt/h.jar"
     assert "spark.sql.shuffle.partitions" not in env  # a cluster keeps Spark's default
-    explicit = spark_settings(master="local[3]", memory="1g", packages=["x:y:3"])
+    explicit = spark_settings(master="local[3]", memory="1g", packages=["x:y:3"], jars=["g.jar"])
     assert (explicit["spark.master"], explicit["spark.driver.memory"]) == ("local[3]", "1g")
     assert explicit["spark.jars.packages"] == "x:y:3"
+    assert explicit["spark.jars"] == str(Path("g.jar").absolute())  # Spark resolves no cwd
 
 
 def test_one_session_per_process(spark) -> None:
@@ -49,12 +55,32 @@ def test_python_workers_run_this_interpreter(spark) -> None:
     assert spark.sparkContext.parallelize([1], 1).map(executable).collect() == [sys.executable]
 
 
-def test_jvm_class_detection(spark) -> None:
+def _class_file(name: str) -> bytes:
+    """A minimal valid JVM class file: ``public class <name> extends Object {}``."""
+
+    def utf8(text: str) -> bytes:
+        return b"\x01" + struct.pack(">H", len(text)) + text.encode()
+
+    pool = [utf8(name), b"\x07\x00\x01", utf8("java/lang/Object"), b"\x07\x00\x03"]
+    header = b"\xca\xfe\xba\xbe" + struct.pack(">HHH", 0, 52, len(pool) + 1)
+    # access public|super, this #2, super #4, no interfaces, fields, methods, attributes
+    return header + b"".join(pool) + struct.pack(">7H", 0x0021, 2, 4, 0, 0, 0, 0)
+
+
+def test_jvm_class_detection(spark, tmp_path: Path) -> None:
     assert has_jvm_class(spark, "org.apache.spark.sql.Dataset")
     assert has_jvm_class(spark, "org.apache.spark.graphx.Graph")
     assert not has_jvm_class(spark, "org.example.NoSuchClass")
-    # The GraphFrames jar is not installed here: the pipeline must take the DataFrame path.
-    assert not has_jvm_class(spark, GRAPHFRAMES_CLASS)
+    # A class in a jar given to Spark (as GraphFrames' is) is found through Spark's class
+    # loader, not the JVM's own classpath.
+    jar = tmp_path / "probe.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr(
+            "org/example/reasoner/Probe.class", _class_file("org/example/reasoner/Probe")
+        )
+    assert not has_jvm_class(spark, "org.example.reasoner.Probe")
+    spark.sql(f"ADD JAR '{jar}'")
+    assert has_jvm_class(spark, "org.example.reasoner.Probe")
 
 
 def test_importing_the_connectors_starts_no_jvm() -> None:
