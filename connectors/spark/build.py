@@ -246,7 +246,7 @@ class _Stages:
             if neighbourhoods.uses_graphframes(self.spark):
                 self.log("  connected components: GraphFrames")
             else:
-                self.log("  connected components: DataFrame iteration (no GraphFrames jar)")
+                self.log("  connected components: DataFrames (no GraphFrames jar on the classpath)")
             hoods = neighbourhoods.connected_components(self.stations().select("id"), pairs)
             return neighbourhoods.neighbourhood_triples(pairs, hoods)
         asserted = [str(self.staging / "parts" / s) for s in STAGES if s != "inferred"]

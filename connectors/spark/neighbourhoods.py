@@ -4,9 +4,9 @@ Two stations are neighbours when at most ``distance_km`` apart (default 300 km, 
 blizzard-area distance of seed 004). The components of the neighbour graph are computed by
 GraphFrames when its JVM package is on Spark's classpath (``--packages
 io.graphframes:graphframes-spark4_2.13:<version>``, ``--jars`` or the ``REASONER_SPARK_*``
-variables of :mod:`connectors.spark.session`), else by DataFrame iteration: min-label
-propagation with pointer jumping. Both name a component by its smallest station id, so their
-outputs are identical.
+variables of :mod:`connectors.spark.session`), else on DataFrames: contraction of each
+vertex to its smallest neighbour, with pointer jumping. Both name a component by its
+smallest station id, so their outputs are identical.
 """
 
 from __future__ import annotations
@@ -54,13 +54,16 @@ def station_pairs(stations: DataFrame, distance_km: float = DEFAULT_DISTANCE_KM)
 
 
 def components_dataframe(vertices: DataFrame, edges: DataFrame) -> DataFrame:
-    """Connected components by min-label propagation with pointer jumping, on DataFrames.
+    """Connected components by contraction to the smallest neighbour, on DataFrames.
 
-    Every vertex starts labelled with its own id; a round lowers each label to the smallest
-    label among the vertex and its neighbours, then jumps each label to its label's label
-    (labels are ids of the same component, never larger than the vertex's own). The loop
-    ends when a round changes nothing, with every vertex labelled by its component's
-    smallest id.
+    A round points every vertex of the graph to the smallest id among itself and its
+    neighbours, follows the pointers to their ends by pointer jumping (an end is smaller
+    than all its neighbours), and replaces the graph by the edges between different ends.
+    An end is never larger than the vertices that reach it and is connected to them, so when
+    no edge is left every vertex is labelled with its component's smallest id. A dense
+    neighbour graph keeps about one vertex per neighbourhood after the first round, so the
+    edges are read in two or three rounds (min-label propagation reads them in every round,
+    and needs a round per few hops of the longest path).
 
     Args:
         vertices: a column ``id`` (strings).
@@ -72,31 +75,41 @@ def components_dataframe(vertices: DataFrame, edges: DataFrame) -> DataFrame:
     """
     from pyspark.sql import functions as F
 
-    both = edges.select("a", "b").unionByName(
-        edges.select(F.col("b").alias("a"), F.col("a").alias("b"))
+    labels = vertices.select("id", F.col("id").alias("component")).localCheckpoint()
+    graph = (
+        edges.select("a", "b")
+        .unionByName(edges.select(F.col("b").alias("a"), F.col("a").alias("b")))
+        .filter(F.col("a") != F.col("b"))
+        .distinct()
+        .localCheckpoint()
     )
-    both = both.localCheckpoint()
-    labels = vertices.select("id", F.col("id").alias("label")).localCheckpoint()
-    while True:
-        offered = both.join(labels, both.a == labels.id).select(
-            F.col("b").alias("id"), F.col("label")
-        )
-        lowered = labels.unionByName(offered).groupBy("id").agg(F.min("label").alias("label"))
-        parent = lowered.select(F.col("id").alias("pid"), F.col("label").alias("plabel"))
-        jumped = (
-            lowered.join(parent, lowered.label == parent.pid)
-            .select("id", F.least("label", "plabel").alias("label"))
+    while not graph.isEmpty():
+        smallest = graph.groupBy("a").agg(F.min("b").alias("b"))
+        parent = smallest.select(F.col("a").alias("v"), F.least("a", "b").alias("p"))
+        parent = parent.localCheckpoint()
+        while True:
+            up = parent.select(F.col("v").alias("p"), F.col("p").alias("pp"))
+            jump = parent.join(up, "p")
+            if jump.filter(F.col("pp") != F.col("p")).isEmpty():
+                break
+            parent = jump.select("v", F.col("pp").alias("p")).localCheckpoint()
+        ends_a = parent.select(F.col("v").alias("a"), F.col("p").alias("end_a"))
+        ends_b = parent.select(F.col("v").alias("b"), F.col("p").alias("end_b"))
+        graph = (
+            graph.join(ends_a, "a")
+            .join(ends_b, "b")
+            .select(F.col("end_a").alias("a"), F.col("end_b").alias("b"))
+            .filter(F.col("a") != F.col("b"))
+            .distinct()
             .localCheckpoint()
         )
-        changed = (
-            jumped.join(labels.withColumnRenamed("label", "old"), "id")
-            .filter(F.col("label") != F.col("old"))
-            .limit(1)
-            .count()
+        moved = parent.select(F.col("v").alias("component"), F.col("p").alias("end"))
+        labels = (
+            labels.join(moved, "component", "left")
+            .select("id", F.coalesce("end", "component").alias("component"))
+            .localCheckpoint()
         )
-        labels = jumped
-        if changed == 0:
-            return labels.select("id", F.col("label").alias("component"))
+    return labels
 
 
 def components_graphframes(vertices: DataFrame, edges: DataFrame) -> DataFrame:

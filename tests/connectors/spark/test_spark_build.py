@@ -107,7 +107,9 @@ def test_build_answers_which_places_are_near_a_station(spark, built) -> None:
     assert "[4/6] near: stations within 20 km of GeoNames features ..." in lines
     assert any(line.startswith("[4/6] near: 768 triples in ") for line in lines)
     method = (
-        "GraphFrames" if uses_graphframes(spark) else "DataFrame iteration (no GraphFrames jar)"
+        "GraphFrames"
+        if uses_graphframes(spark)
+        else "DataFrames (no GraphFrames jar on the classpath)"
     )
     assert f"  connected components: {method}" in lines
     assert lines[-1].startswith(f"load: {sum(s.triples for s in report.stages):,} triples in ")

@@ -233,14 +233,17 @@ def test_neighbourhoods_equal_brute_force(spark, stations, distance_km: float) -
 
 
 def test_components_of_a_long_chain(spark) -> None:
-    # A path through shuffled ids: the smallest label must travel along the whole chain.
+    # A path through shuffled ids (contracted over several rounds) and one in increasing
+    # order (each vertex points to the one before: 15 pointers that jumping must follow).
     ids = [f"v{(i * 7) % 12:02d}" for i in range(12)]
-    edges = list(itertools.pairwise(ids))
-    vertices = spark.createDataFrame([(i,) for i in ids], "id string")
-    frame = spark.createDataFrame(edges + [("w1", "w2")], "a string, b string")
-    vertices = vertices.unionByName(spark.createDataFrame([("w1",), ("w2",), ("w3",)], "id string"))
+    rising = [f"x{i:02d}" for i in range(16)]
+    edges = list(itertools.pairwise(ids)) + list(itertools.pairwise(rising)) + [("w1", "w2")]
+    everyone = ids + rising + ["w1", "w2", "w3"]
+    vertices = spark.createDataFrame([(i,) for i in everyone], "id string")
+    frame = spark.createDataFrame(edges, "a string, b string")
     labels = {r.id: r.component for r in components_dataframe(vertices, frame).collect()}
-    assert labels == {**{i: "v00" for i in ids}, "w1": "w1", "w2": "w1", "w3": "w3"}
+    expected = {**{i: "v00" for i in ids}, **{i: "x00" for i in rising}}
+    assert labels == {**expected, "w1": "w1", "w2": "w1", "w3": "w3"}
 
 
 def test_graphframes_components_equal_the_dataframe_path(spark, stations) -> None:
