@@ -85,6 +85,28 @@ def _rename(node: object, mapping: dict[str, str]) -> object:
             return node
 
 
+def conjuncts_by_local(parts: tuple[Term, ...], bound: frozenset[str]) -> tuple[Term, ...]:
+    """Conjuncts that share a variable the pattern does not bind (a value one conjunct finds
+    for another, as in ``f(X, Y), Y > 1``) joined back into one condition, so they are tested
+    together; the others stay apart, to be pushed down on their own."""
+    groups: list[tuple[set[str], list[int]]] = []  # (local variables, conjunct indexes)
+    for index, part in enumerate(parts):
+        names, members = set(variable_names(part)) - bound, [index]
+        for group in [g for g in groups if g[0] & names]:
+            groups.remove(group)
+            names |= group[0]
+            members += group[1]
+        groups.append((names, members))
+    joined = []
+    for _, members in sorted(groups, key=lambda g: min(g[1])):
+        chosen = [parts[i] for i in sorted(members)]
+        term = chosen[-1]
+        for member in reversed(chosen[:-1]):
+            term = Compound(",", (member, term))
+        joined.append(term)
+    return tuple(joined)
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     """What a sub-pattern's node depends on beyond its text: the consumption policy and the
@@ -155,7 +177,8 @@ class Binarizer:
         inner_ctx = ctx.within(window)
         match p:
             case Where(inner, condition):
-                return self._pattern(inner, conds + conjuncts(condition), window, ctx)
+                local = conjuncts_by_local(conjuncts(condition), bound_variables(inner))
+                return self._pattern(inner, conds + local, window, ctx)
             case Window(inner, size):
                 tighter = size if window is None else min(window, size)
                 return self._pattern(inner, conds, tighter, ctx)

@@ -128,3 +128,10 @@ def test_a_lateness_bound_reorders_events_within_it() -> None:
     engine.push(Event.at("a", (), 10))
     assert names(engine.push(Event.at("b", (), 11))) == []  # still buffered
     assert names(engine.flush()) == [("c", (), 2, 11), ("c", (), 10, 11)]
+
+
+def test_where_conjuncts_sharing_a_local_variable_are_tested_together() -> None:
+    # f(X, _Y) finds the _Y that _Y > 1 tests: the two conjuncts must not be split apart.
+    engine = Engine("f(1, 5). f(2, 0). c(X) <- a(X) WHERE (f(X, _Y), _Y > 1).")
+    assert engine.push(Event.at("a", (1,), 1)) == [Event("c", (1,), 1, 1)]
+    assert engine.push(Event.at("a", (2,), 2)) == []
