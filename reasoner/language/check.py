@@ -267,7 +267,7 @@ def _recursion_problems(program: Program) -> Iterator[_Problem]:
     negative: list[tuple[str, str, EventRule]] = []
     for rule in program.event_rules:
         head = rule.head.name
-        for name, negated in _dependencies(rule.body, False):
+        for name, negated in event_dependencies(rule.body, False):
             edges.setdefault(head, set()).add(name)
             if negated:
                 negative.append((head, name, rule))
@@ -284,24 +284,26 @@ def _recursion_problems(program: Program) -> Iterator[_Problem]:
         yield (f"negation through recursion: {' -> '.join(cycle)}", rule.span, "error")
 
 
-def _dependencies(p: Pattern, negated: bool) -> Iterator[tuple[str, bool]]:
+def event_dependencies(p: Pattern, negated: bool = False) -> Iterator[tuple[str, bool]]:
+    """Event names a pattern reads, each with whether it is read under a negation (NOT, CNOT,
+    FNOT) or an aggregate, both non-monotonic."""
     match p:
         case EventAtom(name):
             yield name, negated
         case Binary("cnot" | "fnot", left, right):
-            yield from _dependencies(left, negated)
-            yield from _dependencies(right, True)
+            yield from event_dependencies(left, negated)
+            yield from event_dependencies(right, True)
         case Binary(_, left, right):
-            yield from _dependencies(left, negated)
-            yield from _dependencies(right, negated)
+            yield from event_dependencies(left, negated)
+            yield from event_dependencies(right, negated)
         case Not(neg, left, right):
-            yield from _dependencies(neg, True)
-            yield from _dependencies(left, negated)
-            yield from _dependencies(right, negated)
+            yield from event_dependencies(neg, True)
+            yield from event_dependencies(left, negated)
+            yield from event_dependencies(right, negated)
         case Aggregate(pattern=inner):
-            yield from _dependencies(inner, True)
+            yield from event_dependencies(inner, True)
         case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
-            yield from _dependencies(inner, negated)
+            yield from event_dependencies(inner, negated)
 
 
 def _path(start: str, goal: str, edges: dict[str, set[str]]) -> list[str] | None:

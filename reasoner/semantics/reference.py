@@ -55,7 +55,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
-from reasoner.language.check import bound_variables
+from reasoner.language.check import bound_variables, event_dependencies
 from reasoner.runtime.events import Event
 from reasoner.values import Struct, Time, Value
 
@@ -182,27 +182,6 @@ def _conditions(pattern: Pattern) -> Iterator[Term]:
             yield from _conditions(p)
 
 
-def _names(pattern: Pattern, negated: bool = False) -> Iterator[tuple[str, bool]]:
-    """Event names a pattern reads, each with whether it is read under a negation."""
-    match pattern:
-        case EventAtom(name):
-            yield name, negated
-        case Binary("cnot" | "fnot", left, right):
-            yield from _names(left, negated)
-            yield from _names(right, True)
-        case Binary(_, left, right):
-            yield from _names(left, negated)
-            yield from _names(right, negated)
-        case Not(n, left, right):
-            yield from _names(n, True)
-            yield from _names(left, negated)
-            yield from _names(right, negated)
-        case Aggregate(_, p):
-            yield from _names(p, True)  # non-monotonic, like negation
-        case Where(p) | Window(p) | Multiply(p) | Star(p):
-            yield from _names(p, negated)
-
-
 def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
     """Group rules so that every negated name is complete before it is read."""
     level: dict[str, int] = defaultdict(int)
@@ -211,7 +190,7 @@ def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
     while changed:
         changed = False
         for rule in rules:
-            for name, negated in _names(rule.rule.body):
+            for name, negated in event_dependencies(rule.rule.body):
                 needed = level[name] + (1 if negated else 0)
                 if needed > level[rule.name]:
                     level[rule.name] = needed
