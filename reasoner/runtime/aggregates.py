@@ -178,7 +178,7 @@ class SlidingAggregateNode(Node):
     def held(self) -> Time:
         return min((w.earliest_start() for _, w in self.groups.values()), default=INF)
 
-    def receive(self, v: Values, s: Time, e: Time) -> None:
+    def receive(self, v: Values, s: Time, e: Time, w: Any) -> None:
         key = self._key(v)
         entry = self.groups.get(key)
         if entry is None:
@@ -193,7 +193,7 @@ class SlidingAggregateNode(Node):
         window.add(x, s, e, now)
         if self._window is not None and self._window[0] == "time":
             self.runtime.schedule(e + self._window[1], partial(self._leave, key))
-        self.emit(values + (result,), start, e)
+        self.emit(values + (result,), start, e, w)
 
     def _leave(self, key: Any) -> None:
         """A timer: occurrences of this group may have left the window now."""
@@ -206,14 +206,14 @@ class SlidingAggregateNode(Node):
         if not window:
             del self.groups[key]
         if result is not None:
-            self.emit(values + (result,), window.earliest_start() if window else now, now)
+            self.emit(values + (result,), window.earliest_start() if window else now, now, None)
 
 
 class StartedAggregateNode(Node):
     """``p1 SEQ aggregate(F, p2, R[, W])``: for every start occurrence of p1, the aggregate
     over the p2 occurrences (with the same group values) that started after it ended."""
 
-    __slots__ = ("starts", "_function", "_window", "_start_key", "_key", "_value")
+    __slots__ = ("starts", "_function", "_window", "_start_key", "_key", "_value", "_trace")
 
     def __init__(
         self,
@@ -226,8 +226,10 @@ class StartedAggregateNode(Node):
         window: tuple[str, Time] | None,
         policy: str,
         tie_break: str,
+        provenance: bool = False,
     ) -> None:
         super().__init__(node_id, runtime)
+        self._trace = provenance
         # Recent keeps the latest start per group; the others keep every start (an
         # aggregate consumes nothing: each start accumulates what follows it).
         self.starts = make_store("recent" if policy == "recent" else "unrestricted", tie_break)
@@ -241,26 +243,26 @@ class StartedAggregateNode(Node):
         return (self.starts,)
 
     def stored(self) -> int:
-        return sum(1 + len(o[3]) for b in self.starts.buckets.values() for o in b)
+        return sum(1 + len(o[4]) for b in self.starts.buckets.values() for o in b)
 
     def held(self) -> Time:
         return self.starts.earliest_start()
 
-    def start_in(self, v: Values, s: Time, e: Time) -> None:
+    def start_in(self, v: Values, s: Time, e: Time, w: Any) -> None:
         window = SlidingWindow(self._function, self._window)
-        self.starts.add(self._start_key(v), (v, s, e, window))
+        self.starts.add(self._start_key(v), (v, s, e, w, window))
         if self._function in ("count", "sum"):
-            self.emit(v + (0,), s, e)
+            self.emit(v + (0,), s, e, w)
 
-    def item_in(self, v: Values, s: Time, e: Time) -> None:
+    def item_in(self, v: Values, s: Time, e: Time, w: Any) -> None:
         bucket = self.starts.buckets.get(self._key(v))
         if not bucket:
             return
         now = self.runtime.now
         x = self._value(v)
-        for sv, ss, se, window in tuple(bucket):
+        for sv, ss, se, sw, window in tuple(bucket):
             if se < s:
                 window.settle(now)
                 result = window.value(x)
                 window.add(x, s, e, now)
-                self.emit(sv + (result,), ss, e)
+                self.emit(sv + (result,), ss, e, (sw, w) if self._trace else None)

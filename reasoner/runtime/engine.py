@@ -14,8 +14,6 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +40,9 @@ from reasoner.knowledge.goals import compile_expression, compile_goal, term_valu
 from reasoner.language.ast import Program, Term, Var
 from reasoner.language.parser import parse, parse_file
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
-from reasoner.runtime.events import Event
+from reasoner.runtime.conditions import NUMBER_TYPES, condition
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.generated import define
 from reasoner.runtime.nodes import (
     ClockNode,
     ExpandNode,
@@ -54,7 +54,7 @@ from reasoner.runtime.nodes import (
     Runtime,
     SourceNode,
     UnionNode,
-    condition,
+    tuple_picker,
 )
 from reasoner.runtime.policies import TIE_BREAKS
 
@@ -117,6 +117,8 @@ class Engine:
             the engine free goals that only an input starting in the past could complete
             (PAR, MEETS, DURING, STARTS partners, blocked NOT goals, CNOT blockers) without a
             window; a longer input event is rejected.
+        provenance: record on every detection the input events it was built from
+            (``detection.sources``). It costs memory: a detection keeps its inputs alive.
 
     >>> engine = Engine("c <- a SEQ b.")
     >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
@@ -133,6 +135,7 @@ class Engine:
         max_derivations: int = 100_000,
         lateness: Any = 0,
         max_span: Any = None,
+        provenance: bool = False,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
@@ -146,21 +149,23 @@ class Engine:
         if max_span is not None and not _is_time(max_span):
             raise EngineError(f"max_span must be a non-negative number or None, not {max_span!r}")
         self._max_span = max_span
+        self._provenance = provenance
         self._buffer: list[tuple[Any, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Any = -math.inf
         self._own_facts = knowledge is None
         self._runtime = Runtime(knowledge if knowledge is not None else FactBase())
         self._nodes: list[Node] = []
         self._specs: list[NodeSpec] = []  # the compiled description of each node
-        self._sources: dict[tuple[str, int], list[SourceNode]] = {}
+        # event name -> arity -> the receivers of the sources waiting for it
+        self._routes: dict[str, dict[int, list[Callable[..., None]]]] = {}
         self._arity: dict[str, set[int]] = {}
         self._outputs: list[Output] = []
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
         self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
-        self._agenda: deque[tuple[Event, int]] = deque()
-        # (name, args, start, end) of the events of the current time point: tuples hash in C
-        self._seen: set[tuple[Any, ...]] = set()
+        self._agenda: deque[Event] = deque()
+        # the events of the current time point (events are tuples: they hash in C)
+        self._seen: set[Event] = set()
         self._detected: list[Event] = []
         self._counts = {
             "events_in": 0,
@@ -173,6 +178,9 @@ class Engine:
         self._last_sweep: Any = -math.inf
         self._ticks = 0
         self._sweep_every: Any = math.inf
+        self._since_sweep = 0  # events processed since the last sweep
+        self._sweep_budget = 0  # ... needed before the next (a sweep costs nodes + stored)
+        self._feed_lists: list[Sequence[int]] = []
         self.add_rules(rules)
 
     # ------------------------------------------------------------------ building
@@ -217,15 +225,17 @@ class Engine:
                         spec.left_key,
                         spec.right_key,
                         spec.right_rest,
+                        len(self._specs[spec.right].variables),
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window,
                         spec.policy,
                         self._tie_break,
+                        self._provenance,
                     )
                     # Right before left: when one input feeds both sides (stock SEQ stock),
                     # an occurrence first meets its predecessors, then is stored.
-                    self._nodes[spec.right].parents.append(node.right_in)
-                    self._nodes[spec.left].parents.append(node.left_in)
+                    self._nodes[spec.right].connect(node.right_in)
+                    self._nodes[spec.left].connect(node.left_in)
                 case Negation():
                     node = NegationNode(
                         spec.id,
@@ -238,18 +248,19 @@ class Engine:
                         spec.window,
                         spec.policy,
                         self._tie_break,
+                        self._provenance,
                     )
-                    self._nodes[spec.negated].parents.append(node.negated_in)
-                    self._nodes[spec.right].parents.append(node.right_in)
-                    self._nodes[spec.left].parents.append(node.left_in)
+                    self._nodes[spec.negated].connect(node.negated_in)
+                    self._nodes[spec.right].connect(node.right_in)
+                    self._nodes[spec.left].connect(node.left_in)
                 case Guard():
                     node = GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
-                    self._nodes[spec.negated].parents.append(node.negated_in)
-                    self._nodes[spec.input].parents.append(node.input_in)
+                    self._nodes[spec.negated].connect(node.negated_in)
+                    self._nodes[spec.input].connect(node.input_in)
                 case Union():
                     node = UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
-                    self._nodes[spec.left].parents.append(node.left_in)
-                    self._nodes[spec.right].parents.append(node.right_in)
+                    self._nodes[spec.left].connect(node.left_in)
+                    self._nodes[spec.right].connect(node.right_in)
                 case Filter():
                     node = FilterNode(
                         spec.id,
@@ -257,12 +268,12 @@ class Engine:
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window,
                     )
-                    self._nodes[spec.input].parents.append(node.receive)
+                    self._nodes[spec.input].connect(node.receive)
                 case Fold(start=None):
                     node = SlidingAggregateNode(
                         spec.id, rt, spec.function, spec.value, spec.group, spec.window
                     )
-                    self._nodes[spec.input].parents.append(node.receive)
+                    self._nodes[spec.input].connect(node.receive)
                 case Fold(start=int(start)):
                     node = StartedAggregateNode(
                         spec.id,
@@ -274,22 +285,24 @@ class Engine:
                         spec.window,
                         spec.policy,
                         self._tie_break,
+                        self._provenance,
                     )
-                    self._nodes[spec.input].parents.append(node.item_in)
-                    self._nodes[start].parents.append(node.start_in)
+                    self._nodes[spec.input].connect(node.item_in)
+                    self._nodes[start].connect(node.start_in)
                 case Expand():
                     goal = compile_goal(spec.goal, prefixes)
                     inputs = self._specs[spec.input].variables
                     node = ExpandNode(spec.id, rt, goal, inputs, spec.variables)
-                    self._nodes[spec.input].parents.append(node.receive)
+                    self._nodes[spec.input].connect(node.receive)
             node.horizon = horizon.get(spec.id)
             self._nodes.append(node)
             self._specs.append(spec)
         for out in network.outputs:
-            self._nodes[out.input].parents.append(self._head(out, prefixes))
+            self._nodes[out.input].connect(self._head(out, prefixes))
             self._outputs.append(out)
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
+        self._feed_lists = [self._feeds(spec) for spec in self._specs]
         windows = [h for h in horizon.values() if h is not None]
         if windows:
             # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
@@ -313,7 +326,7 @@ class Engine:
                     raise EngineError(f"event argument {arg} must be a variable or a constant")
                 constants.append((i, value))
         node = SourceNode(spec.id, self._runtime, constants, repeats, outputs, len(spec.args))
-        self._sources.setdefault((spec.name, len(spec.args)), []).append(node)
+        self._routes.setdefault(spec.name, {}).setdefault(len(spec.args), []).append(node.receive)
         self._arity.setdefault(spec.name, set()).add(len(spec.args))
         return node
 
@@ -323,29 +336,28 @@ class Engine:
         goals = [compile_goal(c, prefixes) for c in conditions]
         return condition(goals, names, self._runtime)
 
-    def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[[Any, Any, Any], None]:
-        names = out.variables
-        builders = [_head_argument(arg, names, prefixes) for arg in out.head.args]
+    def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
+        build = _head_arguments(out.head.args, out.variables, prefixes)
         name, rule = out.head.name, out.rule
+        seen, append, new = self._seen, self._agenda.append, tuple.__new__
+        trace = self._provenance
 
-        seen = self._seen
-
-        def derive(values: tuple[Any, ...], start: Any, end: Any) -> None:
-            args = tuple(b(values) for b in builders)
-            key = (name, args, start, end)
-            if key in seen:
+        def derive(values: tuple[Any, ...], start: Any, end: Any, why: Any) -> None:
+            event = new(Detection if trace else Event, (name, build(values), start, end))
+            if event in seen:
                 self._counts["duplicates"] += 1
                 return
-            seen.add(key)
-            event = Event(name, args, start, end)
+            seen.add(event)
+            if trace:
+                event.sources = provenance(why)
             self._derivations += 1
             if self._derivations > self._max_derivations:
                 label = out.label or f"rule {rule}"
                 raise EngineError(
                     f"runaway recursion: more than {self._max_derivations} events derived from "
-                    f"one input; last by {label} ({name}/{len(builders)})"
+                    f"one input; last by {label} ({name}/{len(out.head.args)})"
                 )
-            self._agenda.append((event, rule))
+            append(event)
 
         return derive
 
@@ -390,16 +402,16 @@ class Engine:
         return self._detected
 
     def _process(self, event: Event) -> None:
-        if event.end > self._runtime.now:
-            self._advance(event.end)
-        key = (event.name, event.args, event.start, event.end)
-        if key in self._seen:
+        if event[3] > self._runtime.now:
+            self._advance(event[3])
+        if event in self._seen:
             self._counts["duplicates"] += 1
             return
-        self._seen.add(key)
+        self._seen.add(event)
+        self._since_sweep += 1
         self._derivations = 0
-        self._dispatch(event)
-        self._drain()
+        self._agenda.append(event)
+        self._drain(inputs=1)
 
     def advance(self, time: Any) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
@@ -421,24 +433,26 @@ class Engine:
         reason = None
         if not isinstance(event, Event):
             reason = "not an Event"
-        elif not (_is_time(event.start) and _is_time(event.end)):
+            name, args, start, end = "", (), 0, 0
+        else:
+            name, args, start, end = event
+        if reason is not None:
+            pass
+        elif not (_is_time(start) and _is_time(end)):
             reason = "times must be non-negative numbers"
-        elif event.start > event.end:
-            reason = f"start {event.start} is after end {event.end}"
-        elif self._max_span is not None and event.end - event.start > self._max_span:
-            reason = (
-                f"lasts {event.end - event.start}, longer than the engine's max_span "
-                f"{self._max_span}"
-            )
-        elif event.end < self._runtime.now:
-            reason = f"late: ends at {event.end}, before the current time {self._runtime.now}"
+        elif start > end:
+            reason = f"start {start} is after end {end}"
+        elif self._max_span is not None and end - start > self._max_span:
+            reason = f"lasts {end - start}, longer than the engine's max_span {self._max_span}"
+        elif end < self._runtime.now:
+            reason = f"late: ends at {end}, before the current time {self._runtime.now}"
             if self._lateness:
                 reason += f" (beyond the lateness bound {self._lateness})"
         else:
-            arities = self._arity.get(event.name)
-            if arities is not None and len(event.args) not in arities:
+            arities = self._arity.get(name)
+            if arities is not None and len(args) not in arities:
                 expected = " or ".join(str(a) for a in sorted(arities))
-                reason = f"{event.name} takes {expected} argument(s), not {len(event.args)}"
+                reason = f"{name} takes {expected} argument(s), not {len(args)}"
         if reason is not None:
             self._counts["rejected"] += 1
             raise EventError(reason, event)
@@ -454,7 +468,7 @@ class Engine:
                 self._tick(at)
             self._derivations = 0
             fire()
-            self._drain()
+            self._drain(inputs=0)
         if time > rt.now:
             self._tick(time)
 
@@ -463,27 +477,36 @@ class Engine:
         self._seen.clear()
         self._ticks += 1
         # Sweep every half window, and every few thousand time points in any case (negation
-        # nodes free blockers no stored occurrence can use, windows or not).
-        if time - self._last_sweep >= self._sweep_every or self._ticks >= 4096:
+        # nodes free blockers no stored occurrence can use, windows or not); but only once
+        # enough events passed to pay for it, so a sweep costs O(1) per event.
+        if (
+            time - self._last_sweep >= self._sweep_every or self._ticks >= 4096
+        ) and self._since_sweep >= self._sweep_budget:
             self._last_sweep = time
             self._ticks = 0
             self.collect()
 
-    def _dispatch(self, event: Event) -> None:
-        for source in self._sources.get((event.name, len(event.args)), ()):
-            source.receive(event.args, event.start, event.end)
-
-    def _drain(self) -> None:
-        agenda = self._agenda
+    def _drain(self, inputs: int) -> None:
+        """Dispatch the agenda's events to the sources waiting for them, FIFO; the first
+        ``inputs`` of them are input events, the rest detections."""
+        agenda, routes, detected = self._agenda, self._routes, self._detected
+        callbacks, trace = self._callbacks, self._provenance
         while agenda:
-            event, _ = agenda.popleft()
-            self._counts["detections"] += 1
-            self._detected.append(event)
-            for callback in self._callbacks.get(event.name, ()):
-                callback(event)
-            for callback in self._callbacks.get(None, ()):
-                callback(event)
-            self._dispatch(event)
+            event = agenda.popleft()
+            name, args, start, end = event
+            if inputs:
+                inputs -= 1
+            else:
+                self._counts["detections"] += 1
+                detected.append(event)
+                if callbacks:
+                    for callback in (*callbacks.get(name, ()), *callbacks.get(None, ())):
+                        callback(event)
+            arities = routes.get(name)
+            if arities:
+                why = event if trace else None
+                for receive in arities.get(len(args), ()):
+                    receive(args, start, end, why)
 
     def collect(self) -> int:
         """Free every stored occurrence that can no longer contribute to a detection and
@@ -496,6 +519,8 @@ class Engine:
             for node, spec in zip(self._nodes, self._specs, strict=True)
         )
         self._counts["expired"] += freed
+        self._since_sweep = 0
+        self._sweep_budget = 4 * len(self._nodes) + self.stored()
         return freed
 
     def _floors(self) -> list[Any]:
@@ -507,7 +532,7 @@ class Engine:
         the input stream (now minus ``max_span``).
         """
         entry = -math.inf if self._max_span is None else self._runtime.now - self._max_span
-        feeds = [self._feeds(spec) for spec in self._specs]
+        feeds = self._feed_lists
         floors = [
             min(node.held(), entry if isinstance(spec, Source) else math.inf)
             for node, spec in zip(self._nodes, self._specs, strict=True)
@@ -590,26 +615,51 @@ def program_knowledge(program: Program) -> Knowledge:
     return DerivedKnowledge(facts, evaluate(strata, facts, prefixes), strata, prefixes)
 
 
-def _head_argument(
-    arg: Term, names: tuple[str, ...], prefixes: dict[str, str]
-) -> Callable[[tuple[Any, ...]], Any]:
-    """A function from a rule body's values to one head argument (arithmetic evaluated)."""
-    if isinstance(arg, Var):
-        return itemgetter(names.index(arg.name))
-    value = term_value(arg, prefixes)
-    if value is not None:
-        return lambda _values: value
-    expression = compile_expression(arg, prefixes)
-    return lambda values: expression(dict(zip(names, values, strict=True)))
+def provenance(why: Any) -> tuple[Event, ...]:
+    """The input events in a ``why`` (an event, None, or nested pairs), once each, in time
+    order; a detection stands for its own sources."""
+    found: dict[Event, None] = {}
+    todo = [why]
+    while todo:
+        item = todo.pop()
+        if item is None:
+            continue
+        if isinstance(item, Detection):
+            found.update(dict.fromkeys(item.sources))
+        elif isinstance(item, Event):
+            found[item] = None
+        else:
+            todo.extend(item)
+    return tuple(sorted(found, key=lambda event: (event[3], event[2])))
 
 
-def _is_time(value: object) -> bool:
-    return (
-        isinstance(value, int | float | Fraction)
-        and not isinstance(value, bool)
-        and value >= 0
-        and not (isinstance(value, float) and math.isnan(value))
-    )
+def _head_arguments(
+    args: Sequence[Term], names: tuple[str, ...], prefixes: dict[str, str]
+) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    """A function from a rule body's values to the head's arguments (arithmetic evaluated)."""
+    if all(isinstance(arg, Var) for arg in args):
+        return tuple_picker([names.index(arg.name) for arg in args])  # type: ignore[union-attr]
+    scope: dict[str, Any] = {}
+    parts = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, Var):
+            parts.append(f"v[{names.index(arg.name)}]")
+            continue
+        value = term_value(arg, prefixes)
+        if value is not None:
+            scope[f"c{i}"] = value
+            parts.append(f"c{i}")
+            continue
+        expression = compile_expression(arg, prefixes)
+        scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
+        parts.append(f"f{i}(v)")
+    source = f"def build(v):\n    return ({''.join(p + ', ' for p in parts)})\n"
+    return define(source, "<head>", scope)
+
+
+def _is_time(value: Any) -> bool:
+    # An exact number type (not bool); NaN fails the comparison.
+    return type(value) in NUMBER_TYPES and value >= 0
 
 
 def _inputs(spec: NodeSpec) -> tuple[int, ...]:

@@ -1,11 +1,12 @@
 """Operator state: one run-time object per network node.
 
-Occurrences travel upward as calls ``emit(values, start, end)``. A join keeps, per side, the
-occurrences that may still find a partner, hash-indexed by the join key; an arriving
-occurrence probes the other side's bucket, then is stored. That finds every pair exactly once,
-whichever side arrives first, so rule order never changes results. The network is acyclic
-(derived events re-enter through the engine's agenda, not through nodes), so a bucket is
-never modified while it is being probed.
+Occurrences travel upward as calls ``emit(values, start, end, why)``; ``why`` is None, or
+with provenance on, what the occurrence was built from (an input event, or a pair of
+``why``s). A join keeps, per side, the occurrences that may still find a partner,
+hash-indexed by the join key; an arriving occurrence probes the other side's bucket, then is
+stored. That finds every pair exactly once, whichever side arrives first, so rule order never
+changes results. The network is acyclic (derived events re-enter through the engine's
+agenda, not through nodes), so a bucket is never modified while it is being probed.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
-from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION, START_SIDES
+from reasoner.compiler.network import NOW, POINT, RETENTION, START_SIDES
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
+from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
+from reasoner.runtime.probes import ProbeSpec, build_probe, tuple_expr
 from reasoner.values import Time
 
-Emit = Callable[[tuple[Any, ...], Time, Time], None]
+Emit = Callable[[tuple[Any, ...], Time, Time, Any], None]
 Values = tuple[Any, ...]
 
 
@@ -66,72 +69,22 @@ def tuple_picker(positions: Sequence[int]) -> Callable[[Values], Values]:
     return itemgetter(*positions)
 
 
-def condition(
-    goals: Sequence[Goal], names: Sequence[str], runtime: Runtime
-) -> Callable[[Values], bool] | None:
-    """All ``goals`` as one test on a node's values (None when there is nothing to test)."""
-    if not goals:
-        return None
-    names = tuple(names)
-    tests = tuple(g.holds for g in goals)
+def fan_out(parents: Sequence[Emit]) -> Emit:
+    """One emit function calling every parent in order (the parent itself when alone)."""
+    if len(parents) == 1:
+        return parents[0]
+    targets = tuple(parents)
 
-    def holds(values: Values) -> bool:
-        env = dict(zip(names, values, strict=True))
-        kb = runtime.knowledge
-        return all(test(env, kb) for test in tests)
+    def emit(v: Values, s: Time, e: Time, w: Any) -> None:
+        for parent in targets:
+            parent(v, s, e, w)
 
-    return holds
+    return emit
 
 
-# ------------------------------------------------------------- interval operators
-# Each returns the output interval of a (left, right) pair, or None when the pair does not
-# satisfy the operator's time condition (SEMANTICS.md, "Patterns").
+def _nowhere(v: Values, s: Time, e: Time, w: Any) -> None:
+    """The emit of a node nothing reads yet."""
 
-
-def _seq(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (ls, re) if le < rs else None
-
-
-def _and(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (ls if ls < rs else rs, le if le > re else re)
-
-
-def _par(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    if max(ls, rs) < min(le, re):
-        return (min(ls, rs), max(le, re))
-    return None
-
-
-def _equals(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (ls, le) if ls == rs and le == re else None
-
-
-def _meets(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (ls, re) if le == rs else None
-
-
-def _during(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (rs, re) if rs < ls and le < re else None
-
-
-def _starts(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (ls, re) if ls == rs and le < re else None
-
-
-def _finishes(ls: Time, le: Time, rs: Time, re: Time) -> tuple[Time, Time] | None:
-    return (rs, le) if le == re and rs < ls else None
-
-
-COMBINE = {
-    "seq": _seq,
-    "and": _and,
-    "par": _par,
-    "equals": _equals,
-    "meets": _meets,
-    "during": _during,
-    "starts": _starts,
-    "finishes": _finishes,
-}
 
 # For the operators whose partners must start early enough: per side, whether a stored
 # occurrence is past use when every future partner starts at ``floor`` or later (PAR needs
@@ -149,19 +102,24 @@ PAST_USE: dict[str, tuple[Callable[[Time, Occurrence], bool] | None, ...]] = {
 
 
 class Node:
-    """Base: a list of parents to emit to, and the stores to report and expire."""
+    """Base: the parents to emit to, and the stores to report and expire.
 
-    __slots__ = ("parents", "runtime", "horizon", "id")
+    ``emit`` is rebuilt by :meth:`connect`, so a node calls its parents directly.
+    """
+
+    __slots__ = ("parents", "runtime", "horizon", "id", "emit")
 
     def __init__(self, node_id: int, runtime: Runtime) -> None:
         self.id = node_id
         self.parents: list[Emit] = []
         self.runtime = runtime
         self.horizon: Time | None = None
+        self.emit: Emit = _nowhere
 
-    def emit(self, values: Values, start: Time, end: Time) -> None:
-        for parent in self.parents:
-            parent(values, start, end)
+    def connect(self, parent: Emit) -> None:
+        """Send this node's occurrences to ``parent`` too."""
+        self.parents.append(parent)
+        self.emit = fan_out(self.parents)
 
     def stores(self) -> tuple[Store, ...]:
         return ()
@@ -187,9 +145,10 @@ class Node:
 
 
 class SourceNode(Node):
-    """Matches one event name/arity against constants and (repeated) variables."""
+    """Matches one event name/arity against constants and (repeated) variables; its
+    ``receive(args, start, end, why)`` is generated with the tests inlined."""
 
-    __slots__ = ("_match",)
+    __slots__ = ("receive",)
 
     def __init__(
         self,
@@ -201,26 +160,16 @@ class SourceNode(Node):
         arity: int,
     ) -> None:
         super().__init__(node_id, runtime)
-        take = tuple_picker(outputs)
-        plain = not constants and not repeats and list(outputs) == list(range(arity))
-        consts = tuple(constants)
-        reps = tuple(repeats)
-
-        def match(args: Values) -> Values | None:
-            for i, value in consts:
-                if args[i] != value:
-                    return None
-            for i, j in reps:
-                if args[i] != args[j]:
-                    return None
-            return take(args)
-
-        self._match: Callable[[Values], Values | None] = (lambda args: args) if plain else match
-
-    def receive(self, args: Values, start: Time, end: Time) -> None:
-        values = self._match(args)
-        if values is not None:
-            self.emit(values, start, end)
+        scope: dict[str, Any] = {"node": self}
+        tests = []
+        for n, (i, value) in enumerate(constants):
+            scope[f"c{n}"] = value
+            tests.append(f"a[{i}] == c{n}")
+        tests.extend(f"a[{i}] == a[{j}]" for i, j in repeats)
+        values = "a" if list(outputs) == list(range(arity)) else tuple_expr("a", outputs)
+        emit = f"node.emit({values}, s, e, w)"
+        body = f"    if {' and '.join(tests)}:\n        {emit}" if tests else f"    {emit}"
+        self.receive: Emit = define(f"def receive(a, s, e, w):\n{body}\n", "<source>", scope)
 
 
 class ClockNode(Node):
@@ -238,28 +187,14 @@ class ClockNode(Node):
 
     def fire(self) -> None:
         self.pending = False
-        self.emit((), self.time, self.time)
+        self.emit((), self.time, self.time, None)
 
 
 class JoinNode(Node):
-    """A binary interval operator under one consumption policy."""
+    """A binary interval operator under one consumption policy; its two inputs are
+    generated probes (:mod:`reasoner.runtime.probes`)."""
 
-    __slots__ = (
-        "left",
-        "right",
-        "_lkey",
-        "_rkey",
-        "_rest",
-        "_combine",
-        "_check",
-        "_window",
-        "_keep",
-        "_stamp",
-        "_volatile",
-        "_op",
-        "left_in",
-        "right_in",
-    )
+    __slots__ = ("left", "right", "_keep", "_stamp", "_op", "left_in", "right_in")
 
     def __init__(
         self,
@@ -269,30 +204,49 @@ class JoinNode(Node):
         left_key: Sequence[int],
         right_key: Sequence[int],
         right_rest: Sequence[int],
+        right_width: int,
         check: Callable[[Values], bool] | None,
         window: Time | None,
         policy: str,
         tie_break: str,
+        provenance: bool = False,
     ) -> None:
         super().__init__(node_id, runtime)
         self.left = make_store(policy, tie_break)
         self.right = make_store(policy, tie_break)
-        self._lkey = picker(left_key)
-        self._rkey = picker(right_key)
-        self._rest = tuple_picker(right_rest)
-        self._combine = COMBINE[op]
-        self._check = check
-        self._window = window
         self._keep = RETENTION[op]
-        self._volatile = NOW in self._keep or POINT in self._keep  # stores emptied per time
         self._op = op
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
-        if policy == "chronological":
-            self.left_in, self.right_in = self._left_chrono, self._right_chrono
-        elif policy == "recent":
-            self.left_in, self.right_in = self._left_recent, self._right_recent
-        else:
-            self.left_in, self.right_in = self._left_all, self._right_all
+        scope = {
+            "node": self,
+            "l_store": self.left,
+            "r_store": self.right,
+            "l_buckets": self.left.buckets,
+            "r_buckets": self.right.buckets,
+            "check": check,
+            "window": window,
+            "refresh": self._refresh,
+        }
+        volatile = NOW in self._keep or POINT in self._keep  # stores emptied per time
+        self.left_in, self.right_in = (
+            build_probe(
+                ProbeSpec(
+                    op,
+                    policy,
+                    side,
+                    (left_key, right_key)[side],
+                    right_rest,
+                    right_width,
+                    self._keep[side],
+                    window is not None,
+                    check is not None,
+                    volatile,
+                    provenance,
+                ),
+                scope,
+            )
+            for side in (0, 1)
+        )
 
     def stores(self) -> tuple[Store, ...]:
         return (self.left, self.right)
@@ -311,8 +265,6 @@ class JoinNode(Node):
                 dropped += store.drop(partial(past_use, partner_floor))
         return dropped
 
-    # -- shared steps ---------------------------------------------------------------
-
     def _refresh(self) -> None:
         # Stores holding "now"-only occurrences empty themselves once time moves on.
         now = self.runtime.now
@@ -322,113 +274,6 @@ class JoinNode(Node):
                 self.left.clear()
             if self._keep[1] in (NOW, POINT):
                 self.right.clear()
-
-    def _stores_side(self, side: int, start: Time, end: Time) -> bool:
-        keep = self._keep[side]
-        return keep in (KEEP, NOW) or (keep == POINT and start == end)
-
-    def _pair(
-        self, lv: Values, ls: Time, le: Time, rv: Values, rs: Time, re: Time
-    ) -> tuple[Values, Time, Time] | None:
-        span = self._combine(ls, le, rs, re)
-        if span is None:
-            return None
-        if self._window is not None and span[1] - span[0] > self._window:
-            return None
-        values = lv + self._rest(rv)
-        if self._check is not None and not self._check(values):
-            return None
-        return values, span[0], span[1]
-
-    # -- unrestricted ---------------------------------------------------------------
-
-    def _left_all(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._lkey(v)
-        bucket = self.right.buckets.get(key)
-        if bucket:
-            pair = self._pair
-            for rv, rs, re in bucket:
-                out = pair(v, s, e, rv, rs, re)
-                if out is not None:
-                    self.emit(*out)
-        if self._keep[0] != NONE:
-            self.left.add(key, (v, s, e))
-
-    def _right_all(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._rkey(v)
-        bucket = self.left.buckets.get(key)
-        if bucket:
-            pair = self._pair
-            for lv, ls, le in bucket:
-                out = pair(lv, ls, le, v, s, e)
-                if out is not None:
-                    self.emit(*out)
-        if self._stores_side(1, s, e):
-            self.right.add(key, (v, s, e))
-
-    # -- chronological: the oldest fitting partner; both are consumed ----------------
-
-    def _left_chrono(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._lkey(v)
-        bucket = self.right.buckets.get(key)
-        if bucket:
-            for index, (rv, rs, re) in enumerate(bucket):
-                out = self._pair(v, s, e, rv, rs, re)
-                if out is not None:
-                    self.right.remove(key, index)
-                    self.emit(*out)
-                    return
-        if self._keep[0] != NONE:
-            self.left.add(key, (v, s, e))
-
-    def _right_chrono(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._rkey(v)
-        bucket = self.left.buckets.get(key)
-        if bucket:
-            for index, (lv, ls, le) in enumerate(bucket):
-                out = self._pair(lv, ls, le, v, s, e)
-                if out is not None:
-                    self.left.remove(key, index)
-                    self.emit(*out)
-                    return
-        if self._stores_side(1, s, e):
-            self.right.add(key, (v, s, e))
-
-    # -- recent: the latest partner; nothing consumed --------------------------------
-
-    def _left_recent(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._lkey(v)
-        bucket = self.right.buckets.get(key)
-        if bucket:
-            rv, rs, re = bucket[0]
-            out = self._pair(v, s, e, rv, rs, re)
-            if out is not None:
-                self.emit(*out)
-        if self._keep[0] != NONE:
-            self.left.add(key, (v, s, e))
-
-    def _right_recent(self, v: Values, s: Time, e: Time) -> None:
-        if self._volatile:
-            self._refresh()
-        key = self._rkey(v)
-        bucket = self.left.buckets.get(key)
-        if bucket:
-            lv, ls, le = bucket[0]
-            out = self._pair(lv, ls, le, v, s, e)
-            if out is not None:
-                self.emit(*out)
-        if self._stores_side(1, s, e):
-            self.right.add(key, (v, s, e))
 
 
 class Blockers:
@@ -507,6 +352,7 @@ class NegationNode(Node):
         "_check",
         "_window",
         "_policy",
+        "_trace",
         "left_in",
         "right_in",
         "negated_in",
@@ -524,10 +370,12 @@ class NegationNode(Node):
         window: Time | None,
         policy: str,
         tie_break: str,
+        provenance: bool = False,
     ) -> None:
         super().__init__(node_id, runtime)
         self.left = make_store(policy, tie_break)
         self.blockers = Blockers()
+        self._trace = provenance
         self._lkey = picker(left_key)
         self._rkey = picker(right_key)
         self._rest = tuple_picker(right_rest)
@@ -548,19 +396,19 @@ class NegationNode(Node):
     def stored(self) -> int:
         return self.left.size + self.blockers.size
 
-    def _left(self, v: Values, s: Time, e: Time) -> None:
-        self.left.add(self._lkey(v), (v, s, e))
+    def _left(self, v: Values, s: Time, e: Time, w: Any) -> None:
+        self.left.add(self._lkey(v), (v, s, e, w))
 
-    def _negated(self, v: Values, s: Time, e: Time) -> None:
+    def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
         self.blockers.add(self._bkey_neg(v), s, e)
 
-    def _right(self, v: Values, s: Time, e: Time) -> None:
+    def _right(self, v: Values, s: Time, e: Time, w: Any) -> None:
         key = self._rkey(v)
         bucket = self.left.buckets.get(key)
         if not bucket:
             return
         candidates = bucket[:1] if self._policy == "recent" else tuple(bucket)
-        for index, (lv, ls, le) in enumerate(candidates):
+        for index, (lv, ls, le, lw) in enumerate(candidates):
             if not le < s or (self._window is not None and e - ls > self._window):
                 continue
             values = lv + self._rest(v)
@@ -568,11 +416,12 @@ class NegationNode(Node):
                 continue
             if self._check is not None and not self._check(values):
                 continue
+            why = (lw, w) if self._trace else None
             if self._policy == "chronological":
                 self.left.remove(key, index)
-                self.emit(values, ls, e)
+                self.emit(values, ls, e, why)
                 return
-            self.emit(values, ls, e)
+            self.emit(values, ls, e, why)
 
     def held(self) -> Time:
         return self.left.earliest_start()
@@ -595,9 +444,9 @@ class NegationNode(Node):
         # every stored left occurrence's end (and `now`) can never block anything again.
         earliest_end = now
         for bucket in self.left.buckets.values():
-            for _, _, end in bucket:
-                if end < earliest_end:
-                    earliest_end = end
+            for occurrence in bucket:
+                if occurrence[2] < earliest_end:
+                    earliest_end = occurrence[2]
         return dropped + self.blockers.expire(earliest_end, strict=False)
 
 
@@ -640,7 +489,7 @@ class GuardNode(Node):
     def stored(self) -> int:
         return self.blockers.size + sum(len(e) for e in self._ends.values())
 
-    def _negated(self, v: Values, s: Time, e: Time) -> None:
+    def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
         key = self._bkey_neg(v)
         if not self._fnot:
             self.blockers.add(key, s, e)
@@ -649,7 +498,7 @@ class GuardNode(Node):
         elif self._memory is not None:  # without a memory bound the first end is enough
             self._ends[key].append(e)
 
-    def _input(self, v: Values, s: Time, e: Time) -> None:
+    def _input(self, v: Values, s: Time, e: Time, w: Any) -> None:
         key = self._bkey_in(v)
         if self._fnot:
             ends = self._ends.get(key)
@@ -659,7 +508,7 @@ class GuardNode(Node):
                     return
         elif self.blockers.between(key, s, e, inclusive=True):
             return
-        self.emit(v, s, e)
+        self.emit(v, s, e, w)
 
     def expire(self, now: Time, floors: Sequence[Time]) -> int:
         if self._fnot:
@@ -691,8 +540,8 @@ class UnionNode(Node):
     ) -> None:
         super().__init__(node_id, runtime)
         lproj, rproj = tuple_picker(left), tuple_picker(right)
-        self.left_in = lambda v, s, e: self.emit(lproj(v), s, e)
-        self.right_in = lambda v, s, e: self.emit(rproj(v), s, e)
+        self.left_in = lambda v, s, e, w: self.emit(lproj(v), s, e, w)
+        self.right_in = lambda v, s, e, w: self.emit(rproj(v), s, e, w)
 
 
 class FilterNode(Node):
@@ -711,12 +560,12 @@ class FilterNode(Node):
         self._check = check
         self._window = window
 
-    def receive(self, v: Values, s: Time, e: Time) -> None:
+    def receive(self, v: Values, s: Time, e: Time, w: Any) -> None:
         if self._window is not None and e - s > self._window:
             return
         if self._check is not None and not self._check(v):
             return
-        self.emit(v, s, e)
+        self.emit(v, s, e, w)
 
 
 class ExpandNode(Node):
@@ -737,7 +586,7 @@ class ExpandNode(Node):
         self._inputs = tuple(inputs)
         self._outputs = tuple(outputs)
 
-    def receive(self, v: Values, s: Time, e: Time) -> None:
+    def receive(self, v: Values, s: Time, e: Time, w: Any) -> None:
         env = dict(zip(self._inputs, v, strict=True))
         for solution in list(self._goal.solutions(env, self.runtime.knowledge)):
-            self.emit(tuple(solution[n] for n in self._outputs), s, e)
+            self.emit(tuple(solution[n] for n in self._outputs), s, e, w)

@@ -34,9 +34,10 @@ def test_recent_policy_keeps_the_ticker_bounded_over_a_million_events() -> None:
 def test_chronological_policy_keeps_the_ticker_bounded_over_a_million_events() -> None:
     # Chronological consumes matched pairs; what never matches (a PAR partner that can no
     # longer overlap, a NOT goal blocked for good) is freed once the engine knows inputs are
-    # instantaneous (max_span=0). Measured: at most 39 stored at any time over 200k events.
+    # instantaneous (max_span=0). Sweeps wait until enough events passed to pay for them
+    # (4 per node plus what is stored): measured at most 101 stored over 1M events.
     engine = Engine(TICKER, policy="chronological", max_span=0)
-    assert _peak_stored(engine, 1_000_000, every=1_000) <= 100
+    assert _peak_stored(engine, 1_000_000, every=1_000) <= 150
     assert engine.stats().events_in == 1_000_000
 
 
