@@ -14,6 +14,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,6 @@ from reasoner.runtime.nodes import (
     Runtime,
     SourceNode,
     UnionNode,
-    tuple_picker,
 )
 from reasoner.runtime.policies import TIE_BREAKS
 
@@ -157,13 +157,14 @@ class Engine:
         self._nodes: list[Node] = []
         self._specs: list[NodeSpec] = []  # the compiled description of each node
         # event name -> arity -> the receivers of the sources waiting for it
-        self._routes: dict[str, dict[int, list[Callable[..., None]]]] = {}
+        self._routes: dict[tuple[str, int], list[Callable[..., None]]] = {}
         self._arity: dict[str, set[int]] = {}
         self._outputs: list[Output] = []
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
         self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
-        self._agenda: deque[Event] = deque()
+        # derived events, each with the receivers waiting for it
+        self._agenda: deque[tuple[Event, list[Callable[..., None]]]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
         self._seen: set[Event] = set()
         self._detected: list[Event] = []
@@ -179,7 +180,7 @@ class Engine:
         self._ticks = 0
         self._sweep_every: Any = math.inf
         self._since_sweep = 0  # events processed since the last sweep
-        self._sweep_budget = 0  # ... needed before the next (a sweep costs nodes + stored)
+        self._sweep_budget = 0  # nodes + stored after the last sweep
         self._feed_lists: list[Sequence[int]] = []
         self.add_rules(rules)
 
@@ -326,7 +327,7 @@ class Engine:
                     raise EngineError(f"event argument {arg} must be a variable or a constant")
                 constants.append((i, value))
         node = SourceNode(spec.id, self._runtime, constants, repeats, outputs, len(spec.args))
-        self._routes.setdefault(spec.name, {}).setdefault(len(spec.args), []).append(node.receive)
+        self._receivers(spec.name, len(spec.args)).append(node.receive)
         self._arity.setdefault(spec.name, set()).add(len(spec.args))
         return node
 
@@ -336,30 +337,48 @@ class Engine:
         goals = [compile_goal(c, prefixes) for c in conditions]
         return condition(goals, names, self._runtime)
 
+    def _receivers(self, name: str, arity: int) -> list[Callable[..., None]]:
+        """The receivers of the sources waiting for ``name/arity`` (a list that grows as
+        rules are added)."""
+        return self._routes.setdefault((name, arity), [])
+
     def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
-        build = _head_arguments(out.head.args, out.variables, prefixes)
-        name, rule = out.head.name, out.rule
-        seen, append, new = self._seen, self._agenda.append, tuple.__new__
-        trace = self._provenance
+        """A rule's output: builds the head event, drops duplicates and queues it (with
+        its receivers) on the agenda. Generated, with the head arguments inlined."""
+        arguments, scope = _head_arguments(out.head.args, out.variables, prefixes)
+        scope.update(
+            name=out.head.name,
+            new=tuple.__new__,
+            kind=Detection if self._provenance else Event,
+            seen=self._seen,
+            append=self._agenda.append,
+            receivers=self._receivers(out.head.name, len(out.head.args)),
+            engine=self,
+            runaway=partial(self._runaway, out),
+            provenance=provenance,
+        )
+        trace = "    event.sources = provenance(w)\n" if self._provenance else ""
+        source = (
+            "def derive(v, s, e, w):\n"
+            f"    event = new(kind, (name, {arguments}, s, e))\n"
+            "    if event in seen:\n"
+            "        engine._counts['duplicates'] += 1\n"
+            "        return\n"
+            "    seen.add(event)\n"
+            f"{trace}"
+            "    engine._derivations += 1\n"
+            "    if engine._derivations > engine._max_derivations:\n"
+            "        runaway()\n"
+            "    append((event, receivers))\n"
+        )
+        return define(source, f"<head {out.head.name}>", scope)
 
-        def derive(values: tuple[Any, ...], start: Any, end: Any, why: Any) -> None:
-            event = new(Detection if trace else Event, (name, build(values), start, end))
-            if event in seen:
-                self._counts["duplicates"] += 1
-                return
-            seen.add(event)
-            if trace:
-                event.sources = provenance(why)
-            self._derivations += 1
-            if self._derivations > self._max_derivations:
-                label = out.label or f"rule {rule}"
-                raise EngineError(
-                    f"runaway recursion: more than {self._max_derivations} events derived from "
-                    f"one input; last by {label} ({name}/{len(out.head.args)})"
-                )
-            append(event)
-
-        return derive
+    def _runaway(self, out: Output) -> None:
+        label = out.label or f"rule {out.rule}"
+        raise EngineError(
+            f"runaway recursion: more than {self._max_derivations} events derived from "
+            f"one input; last by {label} ({out.head.name}/{len(out.head.args)})"
+        )
 
     # ------------------------------------------------------------------ running
 
@@ -410,8 +429,14 @@ class Engine:
         self._seen.add(event)
         self._since_sweep += 1
         self._derivations = 0
-        self._agenda.append(event)
-        self._drain(inputs=1)
+        name, args, start, end = event
+        receivers = self._routes.get((name, len(args)))
+        if receivers:
+            why = event if self._provenance else None
+            for receive in receivers:
+                receive(args, start, end, why)
+            if self._agenda:
+                self._drain()
 
     def advance(self, time: Any) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
@@ -468,7 +493,7 @@ class Engine:
                 self._tick(at)
             self._derivations = 0
             fire()
-            self._drain(inputs=0)
+            self._drain()
         if time > rt.now:
             self._tick(time)
 
@@ -478,35 +503,34 @@ class Engine:
         self._ticks += 1
         # Sweep every half window, and every few thousand time points in any case (negation
         # nodes free blockers no stored occurrence can use, windows or not); but only once
-        # enough events passed to pay for it, so a sweep costs O(1) per event.
-        if (
-            time - self._last_sweep >= self._sweep_every or self._ticks >= 4096
-        ) and self._since_sweep >= self._sweep_budget:
+        # the events or the occurrences stored since the last sweep pay for it (a sweep
+        # costs nodes + stored; counting what is stored costs nodes, so it is done every 32
+        # time points): O(1) per event, and at most about twice what must be kept.
+        if (time - self._last_sweep >= self._sweep_every or self._ticks >= 4096) and (
+            self._since_sweep >= self._sweep_budget
+            or (self._ticks % 32 == 0 and self.stored() >= 2 * self._sweep_budget)
+        ):
             self._last_sweep = time
             self._ticks = 0
             self.collect()
 
-    def _drain(self, inputs: int) -> None:
-        """Dispatch the agenda's events to the sources waiting for them, FIFO; the first
-        ``inputs`` of them are input events, the rest detections."""
-        agenda, routes, detected = self._agenda, self._routes, self._detected
+    def _drain(self) -> None:
+        """Report the agenda's detections and dispatch them to their receivers, FIFO."""
+        agenda, detected = self._agenda, self._detected
         callbacks, trace = self._callbacks, self._provenance
+        reported = len(detected)
         while agenda:
-            event = agenda.popleft()
-            name, args, start, end = event
-            if inputs:
-                inputs -= 1
-            else:
-                self._counts["detections"] += 1
-                detected.append(event)
-                if callbacks:
-                    for callback in (*callbacks.get(name, ()), *callbacks.get(None, ())):
-                        callback(event)
-            arities = routes.get(name)
-            if arities:
+            event, receivers = agenda.popleft()
+            detected.append(event)
+            if callbacks:
+                for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
+                    callback(event)
+            if receivers:
                 why = event if trace else None
-                for receive in arities.get(len(args), ()):
+                _, args, start, end = event
+                for receive in receivers:
                     receive(args, start, end, why)
+        self._counts["detections"] += len(detected) - reported
 
     def collect(self) -> int:
         """Free every stored occurrence that can no longer contribute to a detection and
@@ -635,10 +659,9 @@ def provenance(why: Any) -> tuple[Event, ...]:
 
 def _head_arguments(
     args: Sequence[Term], names: tuple[str, ...], prefixes: dict[str, str]
-) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
-    """A function from a rule body's values to the head's arguments (arithmetic evaluated)."""
-    if all(isinstance(arg, Var) for arg in args):
-        return tuple_picker([names.index(arg.name) for arg in args])  # type: ignore[union-attr]
+) -> tuple[str, dict[str, Any]]:
+    """Python source building a head's argument tuple from the body's values ``v``
+    (arithmetic evaluated), and the names it reads."""
     scope: dict[str, Any] = {}
     parts = []
     for i, arg in enumerate(args):
@@ -653,8 +676,7 @@ def _head_arguments(
         expression = compile_expression(arg, prefixes)
         scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
         parts.append(f"f{i}(v)")
-    source = f"def build(v):\n    return ({''.join(p + ', ' for p in parts)})\n"
-    return define(source, "<head>", scope)
+    return "(" + "".join(p + ", " for p in parts) + ")", scope
 
 
 def _is_time(value: Any) -> bool:

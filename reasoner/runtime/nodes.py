@@ -73,13 +73,9 @@ def fan_out(parents: Sequence[Emit]) -> Emit:
     """One emit function calling every parent in order (the parent itself when alone)."""
     if len(parents) == 1:
         return parents[0]
-    targets = tuple(parents)
-
-    def emit(v: Values, s: Time, e: Time, w: Any) -> None:
-        for parent in targets:
-            parent(v, s, e, w)
-
-    return emit
+    calls = "".join(f"    p{i}(v, s, e, w)\n" for i in range(len(parents)))
+    scope = {f"p{i}": parent for i, parent in enumerate(parents)}
+    return define(f"def emit(v, s, e, w):\n{calls}", "<emit>", scope)
 
 
 def _nowhere(v: Values, s: Time, e: Time, w: Any) -> None:
@@ -407,14 +403,17 @@ class NegationNode(Node):
         bucket = self.left.buckets.get(key)
         if not bucket:
             return
-        candidates = bucket[:1] if self._policy == "recent" else tuple(bucket)
-        for index, (lv, ls, le, lw) in enumerate(candidates):
-            if not le < s or (self._window is not None and e - ls > self._window):
+        # No copy of the bucket: chronological returns right after removing from it, and a
+        # recent bucket holds one occurrence.
+        rest, window, check = self._rest(v), self._window, self._check
+        between, blocker_key = self.blockers.between, self._bkey_out
+        for index, (lv, ls, le, lw) in enumerate(bucket):
+            if not le < s or (window is not None and e - ls > window):
                 continue
-            values = lv + self._rest(v)
-            if self.blockers.between(self._bkey_out(values), le, s):
+            values = lv + rest
+            if between(blocker_key(values), le, s):
                 continue
-            if self._check is not None and not self._check(values):
+            if check is not None and not check(values):
                 continue
             why = (lw, w) if self._trace else None
             if self._policy == "chronological":

@@ -101,17 +101,29 @@ def probe_source(spec: ProbeSpec) -> str:
         lines.append(f"{pad}if check(values):")
         depth += 1
         pad = "    " * depth
-    if chrono:
-        lines.append(f"{pad}{other}_store.remove(key, index)")
+    if chrono:  # consume the partner (Store.remove, inlined)
+        lines.append(f"{pad}del bucket[index]")
+        lines.append(f"{pad}if not bucket:")
+        lines.append(f"{pad}    del {other}_buckets[key]")
+        lines.append(f"{pad}{other}_store.size -= 1")
     lines.append(f"{pad}node.emit(values, {start}, {end}, {why})")
     if chrono:
         lines.append(f"{pad}return")
-    occurrence = f"({me}v, {me}s, {me}e, {me}w)"
-    if spec.keep in (KEEP, NOW):
-        lines.append(f"    {me}_store.add(key, {occurrence})")
-    elif spec.keep == POINT:
-        lines.append(f"    if {me}s == {me}e:")
-        lines.append(f"        {me}_store.add(key, {occurrence})")
+    if spec.keep in (KEEP, NOW, POINT):
+        pad = "    "
+        if spec.keep == POINT:
+            lines.append(f"    if {me}s == {me}e:")
+            pad = "        "
+        occurrence = f"({me}v, {me}s, {me}e, {me}w)"
+        if spec.policy == "recent":
+            lines.append(f"{pad}{me}_store.add(key, {occurrence})")
+        else:  # Store.add, inlined
+            lines.append(f"{pad}own = {me}_buckets.get(key)")
+            lines.append(f"{pad}if own is None:")
+            lines.append(f"{pad}    {me}_buckets[key] = [{occurrence}]")
+            lines.append(f"{pad}else:")
+            lines.append(f"{pad}    own.append({occurrence})")
+            lines.append(f"{pad}{me}_store.size += 1")
     return "\n".join(lines) + "\n"
 
 

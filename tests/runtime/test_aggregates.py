@@ -37,9 +37,7 @@ def _function(name: str) -> Atom | Compound:
 def programs(draw: st.DrawFn) -> Program:
     """One sliding and one started aggregate over reading(G, V)."""
     items = EventAtom("reading", (Var("G"), Var("V")))
-    sliding = Aggregate(
-        _function(draw(st.sampled_from(FUNCTIONS))), items, Var("R"), draw(WINDOWS)
-    )
+    sliding = Aggregate(_function(draw(st.sampled_from(FUNCTIONS))), items, Var("R"), draw(WINDOWS))
     started = Binary(
         "seq",
         EventAtom("start", (Var("G"),)),
@@ -103,9 +101,7 @@ def test_a_time_window_reports_when_a_reading_leaves_without_new_input() -> None
 
 
 def test_filters_on_the_aggregate_and_on_its_inputs() -> None:
-    rules = (
-        "hot(S, A) <- aggregate(avg(T), (temp(S, T) WHERE T > 0), A, count(3)) WHERE A > 40."
-    )
+    rules = "hot(S, A) <- aggregate(avg(T), (temp(S, T) WHERE T > 0), A, count(3)) WHERE A > 40."
     engine = Engine(rules)
     found = []
     for t, (station, value) in enumerate([("x", 30), ("x", 50), ("x", -100), ("x", 60)]):

@@ -1,0 +1,96 @@
+"""Hypothesis strategies for random programs and streams, shared by the differential and
+provenance tests."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from reasoner.language.ast import (
+    Binary,
+    Compound,
+    EventAtom,
+    EventRule,
+    Not,
+    Number,
+    Pattern,
+    Program,
+    Star,
+    TimePoint,
+    Var,
+    Where,
+    Window,
+)
+from reasoner.language.check import bound_variables
+from reasoner.runtime.events import Event
+
+OPERATORS = ("seq", "and", "par", "or", "equals", "meets", "during", "starts", "finishes")
+NEGATIONS = ("cnot", "fnot")
+INPUTS = ("a", "b", "c")
+
+terms = st.sampled_from([Var("X"), Var("Y"), Number(1)])
+atoms = st.builds(lambda name, arg: EventAtom(name, (arg,)), st.sampled_from(INPUTS), terms)
+
+
+def _extend(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
+    binary = st.builds(Binary, st.sampled_from(OPERATORS), children, children)
+    # (p SEQ q STAR_TIMES) CNOT n would read as NOT(n).[p, q STAR_TIMES], which puts
+    # STAR_TIMES where the language does not allow it.
+    guarded = st.builds(Binary, st.sampled_from(NEGATIONS), children, children).filter(
+        lambda b: not (isinstance(b.left, Binary) and isinstance(b.left.right, Star))
+    )
+    starred = st.builds(lambda p, q: Binary("seq", p, Star(q)), children, children)
+    negation = st.builds(Not, children, children, children)
+    window = st.builds(lambda p, q: Window(p, q), children, st.integers(1, 6))
+    where = children.flatmap(_where)
+    during_points = st.builds(
+        lambda p, q1, q2: Binary("during", p, Binary("seq", TimePoint(q1), TimePoint(q1 + q2))),
+        children,
+        st.integers(0, 4),
+        st.integers(1, 4),
+    )
+    return st.one_of(binary, binary, negation, guarded, starred, window, where, during_points)
+
+
+def _where(p: Pattern) -> st.SearchStrategy[Pattern]:
+    bound = sorted(bound_variables(p))
+    if not bound:
+        return st.just(p)
+    return st.builds(
+        lambda v, op, n: Where(p, Compound(op, (Var(v), Number(n)))),
+        st.sampled_from(bound),
+        st.sampled_from(["<", ">=", "=:=", "=\\="]),
+        st.integers(0, 2),
+    )
+
+
+patterns = st.recursive(atoms, _extend, max_leaves=5)
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> Program:
+    rules = []
+    for index in range(draw(st.integers(1, 3))):
+        body = draw(patterns)
+        if index and draw(st.booleans()):
+            # use an earlier rule's head, so that rules build on rules
+            earlier = EventAtom(f"d{draw(st.integers(0, index - 1))}", (Var("X"),))
+            body = Binary(draw(st.sampled_from(OPERATORS)), body, earlier)
+        bound = sorted(bound_variables(body))
+        # Every head has arity 1 so that later rules may use it with one argument.
+        head = EventAtom(f"d{index}", (Var(bound[0]),) if bound else (Number(0),))
+        rules.append(EventRule(head, body))
+    return Program(tuple(rules))
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[Event]:
+    events = []
+    for _ in range(draw(st.integers(0, 9))):
+        end = draw(st.integers(0, 8))
+        start = end - draw(st.sampled_from([0, 0, 0, 1, 2]))
+        events.append(
+            Event(
+                draw(st.sampled_from(INPUTS)), (draw(st.sampled_from([1, 2])),), max(start, 0), end
+            )
+        )
+    return sorted(events, key=lambda e: e.end)
