@@ -158,6 +158,7 @@ class Engine:
         self._specs: list[NodeSpec] = []  # the compiled description of each node
         # event name -> arity -> the receivers of the sources waiting for it
         self._routes: dict[tuple[str, int], list[Callable[..., None]]] = {}
+        self._source_nodes: dict[tuple[str, int], list[SourceNode]] = {}
         self._arity: dict[str, set[int]] = {}
         self._outputs: list[Output] = []
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
@@ -304,6 +305,16 @@ class Engine:
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         self._feed_lists = [self._feeds(spec) for spec in self._specs]
+        for key, sources in self._source_nodes.items():
+            # A plain source (all arguments distinct variables) passes the arguments on as
+            # they are: its parents receive the event directly. Updated in place: heads
+            # hold these lists.
+            receivers = self._receivers(*key)
+            receivers[:] = [
+                receive
+                for source in sources
+                for receive in (source.parents if source.plain else [source.receive])
+            ]
         windows = [h for h in horizon.values() if h is not None]
         if windows:
             # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
@@ -327,7 +338,7 @@ class Engine:
                     raise EngineError(f"event argument {arg} must be a variable or a constant")
                 constants.append((i, value))
         node = SourceNode(spec.id, self._runtime, constants, repeats, outputs, len(spec.args))
-        self._receivers(spec.name, len(spec.args)).append(node.receive)
+        self._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
         self._arity.setdefault(spec.name, set()).add(len(spec.args))
         return node
 

@@ -144,7 +144,7 @@ class SourceNode(Node):
     """Matches one event name/arity against constants and (repeated) variables; its
     ``receive(args, start, end, why)`` is generated with the tests inlined."""
 
-    __slots__ = ("receive",)
+    __slots__ = ("receive", "plain")
 
     def __init__(
         self,
@@ -162,6 +162,9 @@ class SourceNode(Node):
             scope[f"c{n}"] = value
             tests.append(f"a[{i}] == c{n}")
         tests.extend(f"a[{i}] == a[{j}]" for i, j in repeats)
+        #: whether the values are the arguments as they are (then the engine sends the
+        #: arguments to this node's parents directly)
+        self.plain = not tests and list(outputs) == list(range(arity))
         values = "a" if list(outputs) == list(range(arity)) else tuple_expr("a", outputs)
         emit = f"node.emit({values}, s, e, w)"
         body = f"    if {' and '.join(tests)}:\n        {emit}" if tests else f"    {emit}"
@@ -538,9 +541,14 @@ class UnionNode(Node):
         self, node_id: int, runtime: Runtime, left: Sequence[int], right: Sequence[int]
     ) -> None:
         super().__init__(node_id, runtime)
-        lproj, rproj = tuple_picker(left), tuple_picker(right)
-        self.left_in = lambda v, s, e, w: self.emit(lproj(v), s, e, w)
-        self.right_in = lambda v, s, e, w: self.emit(rproj(v), s, e, w)
+        self.left_in, self.right_in = (
+            define(
+                f"def project(v, s, e, w):\n    node.emit({tuple_expr('v', side)}, s, e, w)\n",
+                "<or>",
+                {"node": self},
+            )
+            for side in (left, right)
+        )
 
 
 class FilterNode(Node):
