@@ -1,7 +1,10 @@
 """Stock ticker ce1–ce6 (seed 000 §7): events/s and peak memory per policy and stream size.
 
 Measured in-process: the events are generated before timing, detections are not written.
-Prints a table and writes JSON (``--json``). ``--quick`` is a smoke run of the harness.
+End to end (chronological and recent): the same stream as a JSON lines file through
+``reasoner run`` (read, parsed, detected, every detection written as a JSON line), timed from
+the command's start to its end. Prints a table and writes JSON (``--json``). ``--quick`` is a
+smoke run of the harness.
 
     python benchmarks/bench_stock_ticker.py            # N = 10k, 50k, 100k, 1M
     python benchmarks/bench_stock_ticker.py --quick
@@ -14,11 +17,14 @@ import gc
 import json
 import resource
 import statistics
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from connectors.events.jsonl import JsonLinesWriter
 from connectors.generators.stock import stock_stream
+from reasoner.cli import main as reasoner_command
 from reasoner.runtime.engine import Engine
 
 RULES = Path(__file__).resolve().parent.parent / "rules" / "stock_ticker.event"
@@ -62,6 +68,22 @@ def replay(engine: Engine, events: list) -> tuple[float, Counter[str], int]:
     return len(events) / elapsed, counts, engine.stats().stored
 
 
+def end_to_end(rules: Path, policy: str, events: list, folder: Path) -> tuple[float, int]:
+    """``reasoner run`` over ``events`` written as JSON lines: events/s and detections."""
+    stream, out = folder / "stream.jsonl", folder / "detections.jsonl"
+    with open(stream, "w", encoding="utf-8") as f:
+        JsonLinesWriter(f).write_all(events)
+    command = ["run", str(rules), "--events", str(stream), "--output", str(out)]
+    command += ["--policy", policy, "--max-span", "0"]
+    gc.collect()
+    began = time.perf_counter()
+    reasoner_command(command)
+    elapsed = time.perf_counter() - began
+    with open(out, encoding="utf-8") as f:
+        written = sum(1 for _ in f)
+    return len(events) / elapsed, written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
@@ -69,33 +91,56 @@ def main() -> None:
         "--sizes", type=int, nargs="*", default=[10_000, 50_000, 100_000, 1_000_000]
     )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per setup (median)")
+    parser.add_argument(
+        "--unrestricted-up-to",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="skip unrestricted (about 52 detections per event) on longer streams",
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     sizes, runs = ([2_000], 1) if args.quick else (args.sizes, args.runs)
 
     results = []
-    print(f"{'N':>9} {'policy':>14} {'window':>6} {'events/s':>10} {'stored':>7}  detections")
+    print(
+        f"{'N':>9} {'policy':>14} {'window':>6} {'events/s':>10} {'end to end':>10} "
+        f"{'stored':>7}  detections"
+    )
+    folder = Path(tempfile.mkdtemp(prefix="bench-stock-"))
     for size in sizes:
         events = list(stock_stream(size, seed=42))
         for policy, window in SETUPS:
+            if window is not None and size > args.unrestricted_up_to:
+                continue
             rules = windowed_rules(window)
             run_once(rules, policy, events[: min(len(events), 5_000)])  # warm-up
             measured = [run_once(rules, policy, events) for _ in range(runs)]
             rate = statistics.median(m[0] for m in measured)
             counts, stored = measured[0][1], measured[0][2]
+            e2e, written = None, None
+            if window is None:
+                e2e, written = end_to_end(RULES, policy, events, folder)
+                if written != sum(counts.values()):
+                    raise SystemExit(f"reasoner run wrote {written} detections, not {counts}")
             peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             row = {
                 "n": size,
                 "policy": policy,
                 "window": window,
                 "events_per_s": round(rate),
+                "end_to_end_events_per_s": None if e2e is None else round(e2e),
                 "stored_at_end": stored,
                 "detections": dict(sorted(counts.items())),
                 "peak_rss_mb": round(peak_mb, 1),
             }
             results.append(row)
             detail = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-            print(f"{size:>9} {policy:>14} {window or '-':>6} {rate:>10,.0f} {stored:>7}  {detail}")
+            through = "-" if e2e is None else f"{e2e:,.0f}"
+            print(
+                f"{size:>9} {policy:>14} {window or '-':>6} {rate:>10,.0f} {through:>10} "
+                f"{stored:>7}  {detail}"
+            )
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")

@@ -40,6 +40,8 @@ def test_stock_ticker_benchmark_runs_every_policy_with_bounded_state(tmp_path: P
         assert row["detections"]["ce1"] > 0 and row["detections"]["ce2"] > 0
         # consumption keeps a few goals per node; the window of 20 a few per time unit
         assert row["stored_at_end"] < (1_000 if row["window"] else 100)
+        # end to end through `reasoner run` (which wrote exactly the in-process detections)
+        assert (row["end_to_end_events_per_s"] is None) == (row["window"] is not None)
 
 
 def test_supply_chain_benchmark_follows_every_chain(tmp_path: Path) -> None:

@@ -3,9 +3,11 @@
 The contract outside tools rely on (keep it stable):
 ``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
 [--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
-[--output-format jsonl|trig|nquads] [--serve PORT [--keep-serving]]``. Several ``--events``
-files merge into one time-ordered stream; malformed lines and rejected events are reported on
-stderr, counted and skipped. ``--serve`` publishes every detection to a SPARQL endpoint
+[--output-format jsonl|trig|nquads] [--provenance] [--serve PORT [--keep-serving]]``. Several
+``--events`` files merge into one time-ordered stream; malformed lines and rejected events are
+reported on stderr, counted and skipped. ``--provenance`` writes with each detection the input
+events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF and on
+the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint
 (``connectors/events/serving.py``).
 """
 
@@ -113,6 +115,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="detections as JSON lines (default) or as one RDF named graph each",
     )
     p.add_argument(
+        "--provenance",
+        action="store_true",
+        help="write with each detection the input events it was built from: a 'sources' "
+        "list in JSON lines, prov:wasDerivedFrom links to r:InputEvent resources in RDF "
+        "and on the --serve endpoint (uses more memory: partial matches keep their inputs)",
+    )
+    p.add_argument(
         "--serve",
         type=int,
         metavar="PORT",
@@ -149,6 +158,7 @@ def run_command(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         lateness=lateness,
         max_span=args.max_span,
+        provenance=args.provenance,
     )
     style = TimeStyle()
     rejected: list[Rejected] = []

@@ -9,7 +9,9 @@ Input, one event per line, ordered by time::
 Times are non-negative numbers or ISO-8601 strings; ``{"iri": ...}`` is an IRI, other
 strings and numbers are constants, nested lists are lists (tuples). As an extension for
 round trips, ``{"functor": f, "args": [...]}`` is a compound value. Output, one detection
-per line: ``{"name": "ce1", "args": [], "start": 3, "end": 9}``.
+per line: ``{"name": "ce1", "args": [], "start": 3, "end": 9}``; a detection of an engine built
+with ``provenance=True`` has one more key, ``"sources"``: the input events it was built from,
+each a record of the same form (``[{"name": "a", "args": [], "start": 3, "end": 3}, ...]``).
 
 Reading is on the hot path of the CLI, so the per-line work is ``json.loads`` and a few
 type checks; arguments are only walked again when one of them is not a plain constant.
@@ -158,6 +160,9 @@ def _decode(value: Any) -> Value:
 class JsonLinesWriter:
     """Writes detections as JSON lines, times as numbers or (if the input used ISO) as ISO.
 
+    A detection with ``sources`` (``Engine(provenance=True)``) gets them as a ``"sources"``
+    list of records of the same form, after its own fields.
+
     Args:
         out: an open text stream.
         style: the :class:`TimeStyle` shared with the readers; ISO output once ``iso`` is set.
@@ -175,7 +180,13 @@ class JsonLinesWriter:
         self.style = style or TimeStyle()
 
     def write(self, event: Event) -> None:
-        """Write one event as one line."""
+        """Write one event as one line, with its ``sources`` when it has any."""
+        record = self._record(event)
+        if event.sources:
+            record["sources"] = [self._record(source) for source in event.sources]
+        self.out.write(_encode(record) + "\n")
+
+    def _record(self, event: Event) -> dict[str, Any]:
         args = event.args
         for item in args:
             if type(item) not in _PLAIN:
@@ -188,8 +199,7 @@ class JsonLinesWriter:
             end: Any = start if event.end == event.start else epoch_to_iso(event.end)
         else:
             start, end = _number(event.start), _number(event.end)
-        record = {"name": event.name, "args": encoded, "start": start, "end": end}
-        self.out.write(_encode(record) + "\n")
+        return {"name": event.name, "args": encoded, "start": start, "end": end}
 
     def write_all(self, events: Iterable[Event]) -> int:
         """Write every event; return how many were written."""

@@ -1,9 +1,11 @@
 """Writing detections as RDF: one named graph per detection, in TriG or N-Quads.
 
 The graph's name is the detection's IRI and it holds the description of
-:mod:`reasoner.rdf.detections` (name, arguments, OWL-Time interval), the same triples the SPARQL
-endpoint publishes into its detections graph. Instants carry an ``xsd:dateTime`` when the input
-used ISO-8601 times (the shared :class:`TimeStyle`), otherwise only their number.
+:mod:`reasoner.rdf.detections` (name, arguments, OWL-Time interval and, for an engine built with
+``provenance=True``, ``prov:wasDerivedFrom`` links to the input events it was built from, each
+described as an ``r:InputEvent``), the same triples the SPARQL endpoint publishes into its
+detections graph. Instants carry an ``xsd:dateTime`` when the input used ISO-8601 times (the
+shared :class:`TimeStyle`), otherwise only their number.
 """
 
 from __future__ import annotations

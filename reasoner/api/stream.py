@@ -3,6 +3,17 @@
 Both sit on the engine's public methods (``on``, ``push``, ``flush``), so they compose: handlers
 registered with :func:`handler` run inside :func:`detections` as well, in detection order,
 before the detection is yielded.
+
+Provenance is asked for where the engine is built: with ``Engine(rules, provenance=True)``
+every detection a handler receives or ``async for`` yields has ``sources``, the input events it
+was built from, in time order (``()`` otherwise)::
+
+    >>> engine = Engine("c(X) <- a(X) SEQ b(X).", provenance=True)
+    >>> @handler(engine, "c")
+    ... def explain(detection):
+    ...     print(detection.name, "from", [(s.name, s.args, s.start) for s in detection.sources])
+    >>> _ = engine.push(Event.at("a", (1,), 1)), engine.push(Event.at("b", (1,), 2))
+    c from [('a', (1,), 1), ('b', (1,), 2)]
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from reasoner.runtime.nodes import (
     Runtime,
     SourceNode,
     UnionNode,
+    dispatcher,
 )
 from reasoner.runtime.policies import TIE_BREAKS
 
@@ -306,15 +307,8 @@ class Engine:
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         self._feed_lists = [self._feeds(spec) for spec in self._specs]
         for key, sources in self._source_nodes.items():
-            # A plain source (all arguments distinct variables) passes the arguments on as
-            # they are: its parents receive the event directly. Updated in place: heads
-            # hold these lists.
-            receivers = self._receivers(*key)
-            receivers[:] = [
-                receive
-                for source in sources
-                for receive in (source.parents if source.plain else [source.receive])
-            ]
+            # Updated in place: heads hold these lists.
+            self._receivers(*key)[:] = [dispatcher(sources)]
         windows = [h for h in horizon.values() if h is not None]
         if windows:
             # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
@@ -411,7 +405,19 @@ class Engine:
         the latest end seen). Raises EventError (and changes nothing) for a late or
         malformed event.
         """
-        self._validate(event)
+        # The common case (an Event of a known arity, on time, with number times) is
+        # checked inline; anything else gets the full checks and a reason.
+        if (
+            type(event) is not Event
+            or self._lateness
+            or (event[0], len(event[1])) not in self._routes
+            or type(start := event[2]) not in NUMBER_TYPES
+            or type(end := event[3]) not in NUMBER_TYPES
+            or not 0 <= start <= end
+            or end < self._runtime.now
+            or (self._max_span is not None and end - start > self._max_span)
+        ):
+            self._validate(event)
         self._counts["events_in"] += 1
         if not self._lateness:
             self._detected = []

@@ -141,10 +141,14 @@ class Node:
 
 
 class SourceNode(Node):
-    """Matches one event name/arity against constants and (repeated) variables; its
-    ``receive(args, start, end, why)`` is generated with the tests inlined."""
+    """Matches one event name/arity against constants and (repeated) variables.
 
-    __slots__ = ("receive", "plain")
+    The engine compiles every source of one event name/arity into one generated dispatcher
+    (:func:`dispatcher`); a source holds the pieces: its test and values as Python source
+    over the arguments ``a``, and the constants they read.
+    """
+
+    __slots__ = ("test", "values", "constants")
 
     def __init__(
         self,
@@ -156,19 +160,34 @@ class SourceNode(Node):
         arity: int,
     ) -> None:
         super().__init__(node_id, runtime)
-        scope: dict[str, Any] = {"node": self}
-        tests = []
-        for n, (i, value) in enumerate(constants):
-            scope[f"c{n}"] = value
-            tests.append(f"a[{i}] == c{n}")
+        self.constants = {f"c{node_id}_{n}": value for n, (_, value) in enumerate(constants)}
+        tests = [f"a[{i}] == c{node_id}_{n}" for n, (i, _) in enumerate(constants)]
         tests.extend(f"a[{i}] == a[{j}]" for i, j in repeats)
-        #: whether the values are the arguments as they are (then the engine sends the
-        #: arguments to this node's parents directly)
-        self.plain = not tests and list(outputs) == list(range(arity))
-        values = "a" if list(outputs) == list(range(arity)) else tuple_expr("a", outputs)
-        emit = f"node.emit({values}, s, e, w)"
-        body = f"    if {' and '.join(tests)}:\n        {emit}" if tests else f"    {emit}"
-        self.receive: Emit = define(f"def receive(a, s, e, w):\n{body}\n", "<source>", scope)
+        self.test = " and ".join(tests)
+        self.values = "a" if list(outputs) == list(range(arity)) else tuple_expr("a", outputs)
+
+
+def dispatcher(sources: Sequence[SourceNode]) -> Emit:
+    """One function ``dispatch(args, start, end, why)`` for an event name/arity: every
+    source's test inlined, its parents called directly."""
+    scope: dict[str, Any] = {}
+    lines = ["def dispatch(a, s, e, w):", "    pass"]
+    for source in sources:
+        if not source.parents:
+            continue
+        scope.update(source.constants)
+        pad = "    "
+        if source.test:
+            lines.append(f"    if {source.test}:")
+            pad = "        "
+        values = source.values
+        if values != "a":
+            lines.append(f"{pad}v = {values}")
+            values = "v"
+        for k, parent in enumerate(source.parents):
+            scope[f"p{source.id}_{k}"] = parent
+            lines.append(f"{pad}p{source.id}_{k}({values}, s, e, w)")
+    return define("\n".join(lines) + "\n", "<dispatch>", scope)
 
 
 class ClockNode(Node):

@@ -209,10 +209,12 @@ class SparqlServer:
         """Write detected complex events into the ``urn:reasoner:graph:detections`` graph.
 
         Each becomes a ``r:Detection`` with its name, positional arguments and an OWL-Time
-        interval (see :mod:`reasoner.rdf.detections`); they are visible to the next query.
+        interval, linked by ``prov:wasDerivedFrom`` to its ``sources`` when it has any (see
+        :mod:`reasoner.rdf.detections`); they are visible to the next query.
 
         Args:
-            events: objects with ``name``, ``args``, ``start`` and ``end``.
+            events: objects with ``name``, ``args``, ``start`` and ``end`` (and ``sources``,
+                from an engine built with ``provenance=True``).
         Returns:
             how many events were published.
         Raises:

@@ -7,7 +7,15 @@ import pytest
 
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.store import Store
-from reasoner.rdf.detections import DETECTIONS_GRAPH, detections_ntriples
+from reasoner.rdf.detections import (
+    DETECTIONS_GRAPH,
+    INPUT_EVENT_CLASS,
+    detection_iri,
+    detection_triples,
+    detections_ntriples,
+    event_iri,
+    event_triples,
+)
 from reasoner.values import IRI, Struct, Time, Value
 
 
@@ -97,3 +105,45 @@ def test_blank_node_values_are_written_as_blank_nodes() -> None:
     store = _loaded(Event("e", (IRI("_:b0"),), 0, 0))
     rows = store.query("SELECT ?a { ?d <http://www.w3.org/1999/02/22-rdf-syntax-ns#_1> ?a }").rows
     assert len(rows) == 1 and isinstance(rows[0][0], IRI) and rows[0][0].value.startswith("_:")
+
+
+@dataclass(frozen=True)
+class Derived(Event):
+    sources: tuple[Event, ...] = ()
+
+
+INPUTS = """
+PREFIX r: <urn:reasoner:vocab#>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX time: <http://www.w3.org/2006/time#>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+SELECT ?detection ?e ?name ?a1 ?at WHERE { GRAPH <urn:reasoner:graph:detections> {
+  ?d a r:Detection ; r:event ?detection ; prov:wasDerivedFrom ?e .
+  ?e a r:InputEvent ; r:event ?name ; r:arity 1 ; rdf:_1 ?a1 ;
+     time:hasTime/time:hasBeginning/time:inTimePosition/time:numericPosition ?at .
+} } ORDER BY ?detection ?at
+"""
+
+
+def test_published_detections_link_to_their_input_events_one_resource_each() -> None:
+    a, b, c = Event("a", ("x",), 1, 1), Event("b", ("y",), 2, 2), Event("c", ("z",), 3, 3)
+    store = _loaded(Derived("d1", (), 1, 2, (a, b)), Derived("d2", (), 1, 3, (a, c)))
+    rows = store.query(INPUTS).rows
+    a_iri, b_iri, c_iri = (IRI(event_iri(e)) for e in (a, b, c))
+    assert rows == (
+        ("d1", a_iri, "a", "x", 1.0),
+        ("d1", b_iri, "b", "y", 2.0),
+        ("d2", a_iri, "a", "x", 1.0),
+        ("d2", c_iri, "c", "z", 3.0),
+    )
+    # 2 detections x 19 (17 + a date per instant), 4 links, 3 input events x 20 (+ 1 argument):
+    # the input event behind both detections is one resource
+    assert len(store) == 2 * 19 + 4 + 3 * 20
+
+
+def test_the_description_of_an_event_differs_only_in_class_and_iri() -> None:
+    event = Event("a", ("x", 2), 1, 2)
+    as_detection = detection_triples(event)
+    as_input = event_triples(event, event_iri(event), INPUT_EVENT_CLASS)
+    renamed = [t.replace(detection_iri(event), event_iri(event)) for t in as_detection]
+    assert renamed == [t.replace("vocab#InputEvent", "vocab#Detection") for t in as_input]

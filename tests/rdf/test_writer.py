@@ -10,8 +10,8 @@ from rdflib.namespace import RDF, XSD
 
 from connectors.events.times import TimeStyle
 from connectors.rdf.writer import RdfWriter
-from reasoner.rdf.detections import detection_iri
-from reasoner.runtime.events import Event
+from reasoner.rdf.detections import detection_iri, event_iri
+from reasoner.runtime.events import Detection, Event
 from reasoner.values import IRI
 
 TIME = Namespace("http://www.w3.org/2006/time#")
@@ -77,3 +77,74 @@ def test_numeric_input_times_give_numeric_instants_only() -> None:
 def test_an_unknown_syntax_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown RDF syntax 'turtle'"):
         RdfWriter(io.StringIO(), "turtle")
+
+
+PROV = Namespace("http://www.w3.org/ns/prov#")
+SMOKE = Event("smoke", ("room1", IRI("http://ex.org/sensor/7"), 2.5), 1610344800, 1610344800)
+HEAT = Event("heat", ("room1",), 1610348400, 1610348400)
+
+
+def _with_sources(event: Event, *sources: Event) -> Detection:
+    detection = Detection(*event)
+    detection.sources = sources
+    return detection
+
+
+def _described(graph, node: URIRef) -> Event:  # type: ignore[no-untyped-def]
+    """The event a resource describes, read back from its triples."""
+    arity = graph.value(node, R.arity).toPython()
+    values = [graph.value(node, RDF[f"_{i}"]) for i in range(1, arity + 1)]
+    args = tuple(IRI(str(v)) if isinstance(v, URIRef) else v.toPython() for v in values)
+    start, end = (
+        graph.value(_instant(graph, node, role), TIME.inTimePosition)
+        for role in (TIME.hasBeginning, TIME.hasEnd)
+    )
+    return Event(
+        str(graph.value(node, R.event)),
+        args,
+        int(graph.value(start, TIME.numericPosition).toPython()),
+        int(graph.value(end, TIME.numericPosition).toPython()),
+    )
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nquads"])
+def test_a_detection_is_derived_from_its_input_events_described_as_input_events(
+    syntax: str,
+) -> None:
+    fire = _with_sources(Event("fire", ("room1",), 1610344800, 1610348400), SMOKE, HEAT)
+    out = io.StringIO()
+    RdfWriter(out, syntax, TimeStyle(iso=True)).write(fire)
+    dataset = Dataset()
+    dataset.parse(data=out.getvalue(), format=syntax)
+    d = URIRef(detection_iri(fire))
+    graph = dataset.graph(d)
+    assert graph.value(d, RDF.type) == R.Detection
+    sources = set(graph.objects(d, PROV.wasDerivedFrom))
+    assert sources == {URIRef(event_iri(SMOKE)), URIRef(event_iri(HEAT))}
+    assert all(str(s).startswith("urn:reasoner:event:") for s in sources)
+    assert {_described(graph, s) for s in sources} == {SMOKE, HEAT}
+    for source in sources:
+        assert graph.value(source, RDF.type) == R.InputEvent
+        assert (source, RDF.type, R.Detection) not in graph
+        stamp = graph.value(_instant(graph, source, TIME.hasBeginning), TIME.inXSDDateTimeStamp)
+        assert stamp.datatype == XSD.dateTime
+    smoke = graph.value(URIRef(event_iri(SMOKE)), TIME.hasTime)
+    assert graph.value(graph.value(smoke, TIME.hasEnd), TIME.inXSDDateTimeStamp).toPython() == (
+        datetime(2021, 1, 11, 6, tzinfo=UTC)
+    )
+
+
+def test_a_detection_without_sources_has_no_provenance() -> None:
+    out = io.StringIO()
+    RdfWriter(out, "trig").write_all([DETECTIONS[1], _with_sources(DETECTIONS[1])])
+    assert "wasDerivedFrom" not in out.getvalue() and "InputEvent" not in out.getvalue()
+    first, second = out.getvalue().split("}\n")[:2]
+    assert first == second
+
+
+def test_input_event_iris_are_deterministic_and_apart_from_detection_iris() -> None:
+    assert event_iri(SMOKE) == event_iri(Event(*SMOKE))
+    assert event_iri(SMOKE) != event_iri(HEAT)
+    assert event_iri(SMOKE).removeprefix("urn:reasoner:event:") == detection_iri(
+        SMOKE
+    ).removeprefix("urn:reasoner:detection:")

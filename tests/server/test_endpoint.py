@@ -20,6 +20,8 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.knowledge.store import Store
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event as Occurrence
 from reasoner.server import SparqlServer
 from reasoner.values import Value
 
@@ -283,3 +285,25 @@ def test_inferred_triples_refresh_and_detections(
     server.swap(Store())
     assert not ask(detected.replace("blizzard", "calm"))
     assert ask(detected)
+
+
+def test_published_detections_of_a_provenance_engine_link_to_their_inputs(
+    server: SparqlServer,
+) -> None:
+    engine = Engine("alarm(S) <- cold(S) SEQ windy(S).", provenance=True)
+    stream = [Occurrence.at("cold", ("KSLC",), 100), Occurrence.at("windy", ("KSLC",), 160)]
+    assert server.publish_detections([d for e in stream for d in engine.push(e)]) == 1
+    client = SPARQLWrapper(server.url)
+    client.setReturnFormat(JSON)
+    client.setQuery(
+        "PREFIX r: <urn:reasoner:vocab#> PREFIX prov: <http://www.w3.org/ns/prov#> "
+        "PREFIX time: <http://www.w3.org/2006/time#> "
+        "SELECT ?input ?stamp WHERE { GRAPH <urn:reasoner:graph:detections> { "
+        '?d a r:Detection ; r:event "alarm" ; prov:wasDerivedFrom ?e . '
+        "?e a r:InputEvent ; r:event ?input ; "
+        "time:hasTime/time:hasBeginning/time:inXSDDateTimeStamp ?stamp } } ORDER BY ?stamp"
+    )
+    rows = [
+        (r["input"]["value"], r["stamp"]["value"]) for r in _json(client)["results"]["bindings"]
+    ]
+    assert rows == [("cold", "1970-01-01T00:01:40Z"), ("windy", "1970-01-01T00:02:40Z")]

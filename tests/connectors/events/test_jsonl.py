@@ -13,7 +13,7 @@ from connectors.events import (
     merge_streams,
     read_jsonl,
 )
-from reasoner.runtime.events import Event
+from reasoner.runtime.events import Detection, Event
 from reasoner.values import IRI, Struct
 
 
@@ -131,3 +131,53 @@ def test_merge_orders_by_end_time_and_is_stable() -> None:
     merged = [(e.name, e.args[0]) for e in merge_streams(a, b, c)]
     assert merged == [("a", 1), ("b", 1), ("a", 2), ("a", 3), ("b", 2)]
     assert list(merge_streams(b)) == b
+
+
+def _detection(event: Event, *sources: Event) -> Detection:
+    detection = Detection(*event)
+    detection.sources = sources
+    return detection
+
+
+def test_writer_adds_the_sources_of_a_detection_encoded_like_the_record() -> None:
+    smoke = Event("smoke", (IRI("http://x/room1"), Fraction(1, 2)), 10, 10)
+    heat = Event("heat", (Struct("level", (3,)), ("a", 2)), 11, 12)
+    out = io.StringIO()
+    JsonLinesWriter(out).write(_detection(Event("fire", ("room1",), 10, 12), smoke, heat))
+    assert json.loads(out.getvalue()) == {
+        "name": "fire",
+        "args": ["room1"],
+        "start": 10,
+        "end": 12,
+        "sources": [
+            {"name": "smoke", "args": [{"iri": "http://x/room1"}, 0.5], "start": 10, "end": 10},
+            {
+                "name": "heat",
+                "args": [{"functor": "level", "args": [3]}, ["a", 2]],
+                "start": 11,
+                "end": 12,
+            },
+        ],
+    }
+
+
+def test_writer_gives_source_times_in_iso_form_when_the_input_used_it() -> None:
+    source = Event("a", (), 1610259600, 1610259600)
+    out = io.StringIO()
+    JsonLinesWriter(out, TimeStyle(iso=True)).write(
+        _detection(Event("d", (), 1610259600, 1610263200), source)
+    )
+    assert out.getvalue() == (
+        '{"name": "d", "args": [], "start": "2021-01-10T06:20:00Z", "end": "2021-01-10T07:20:00Z",'
+        ' "sources": [{"name": "a", "args": [], "start": "2021-01-10T06:20:00Z",'
+        ' "end": "2021-01-10T06:20:00Z"}]}\n'
+    )
+
+
+def test_writer_output_without_sources_is_unchanged() -> None:
+    plain, empty = io.StringIO(), io.StringIO()
+    event = Event("ce", (IRI("http://x/y"), 2.5), 3, 9)
+    JsonLinesWriter(plain).write(event)
+    JsonLinesWriter(empty).write(_detection(event))
+    expected = '{"name": "ce", "args": [{"iri": "http://x/y"}, 2.5], "start": 3, "end": 9}\n'
+    assert plain.getvalue() == empty.getvalue() == expected
