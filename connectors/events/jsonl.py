@@ -178,9 +178,25 @@ class JsonLinesWriter:
     def __init__(self, out: TextIO, style: TimeStyle | None = None) -> None:
         self.out = out
         self.style = style or TimeStyle()
+        self._names: dict[str, str] = {}  # event name -> its JSON text
 
     def write(self, event: Event) -> None:
         """Write one event as one line, with its ``sources`` when it has any."""
+        name, args, start, end = event
+        if type(start) is int and type(end) is int and not self.style.iso and not event.sources:
+            # The common case, formatted directly: the text json would write for the record.
+            for item in args:
+                if type(item) is not int and type(item) is not str:
+                    break
+            else:
+                quoted = self._names.get(name)
+                if quoted is None:
+                    quoted = self._names[name] = _encode(name)
+                listed = ", ".join([repr(a) if type(a) is int else _encode(a) for a in args])
+                self.out.write(
+                    f'{{"name": {quoted}, "args": [{listed}], "start": {start}, "end": {end}}}\n'
+                )
+                return
         record = self._record(event)
         if event.sources:
             record["sources"] = [self._record(source) for source in event.sources]

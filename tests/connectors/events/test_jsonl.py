@@ -4,6 +4,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from connectors.events import (
     InputFormatError,
@@ -181,3 +183,24 @@ def test_writer_output_without_sources_is_unchanged() -> None:
     JsonLinesWriter(empty).write(_detection(event))
     expected = '{"name": "ce", "args": [{"iri": "http://x/y"}, 2.5], "start": 3, "end": 9}\n'
     assert plain.getvalue() == empty.getvalue() == expected
+
+
+@given(
+    st.text(min_size=1),
+    st.lists(st.one_of(st.integers(), st.text(), st.floats(allow_nan=False, allow_infinity=False))),
+    st.integers(0, 10**12),
+    st.integers(0, 10),
+)
+def test_the_direct_formatting_writes_what_json_writes(
+    name: str, args: list[object], start: int, span: int
+) -> None:
+    # Integer times and int/str arguments are formatted directly; the text must be json's.
+    event = Event(name, tuple(args), start, start + span)
+    buffer = io.StringIO()
+    writer = JsonLinesWriter(buffer)
+    writer.write(event)
+    expected = json.dumps(
+        {"name": name, "args": args, "start": start, "end": start + span}, ensure_ascii=False
+    )
+    assert buffer.getvalue() == expected + "\n"
+    assert next(read_jsonl(io.StringIO(buffer.getvalue()))) == event
