@@ -121,7 +121,9 @@ def _event(obj: Any, style: TimeStyle) -> Event:
     start_raw, end_raw = obj.get("start"), obj.get("end")
     if start_raw is None or end_raw is None:
         raise ValueError("missing 'time' (or both 'start' and 'end')")
-    start, end = _time(start_raw, style), _time(end_raw, style)
+    # Integer times are the common case: skip the general parser for them.
+    start = start_raw if type(start_raw) is int and start_raw >= 0 else _time(start_raw, style)
+    end = end_raw if type(end_raw) is int and end_raw >= 0 else _time(end_raw, style)
     if start > end:
         raise ValueError(f"start {start_raw!r} is after end {end_raw!r}")
     return Event(name, args, start, end)
