@@ -181,9 +181,11 @@ class Engine:
         self._last_sweep: Any = -math.inf
         self._ticks = 0
         self._sweep_every: Any = math.inf
-        self._since_sweep = 0  # events processed since the last sweep
-        self._sweep_budget = 0  # nodes + stored after the last sweep
+        self._since_sweep = 0  # events processed and detected since the last sweep
+        self._sweep_budget = 0  # events that pay for the next sweep
         self._feed_lists: list[Sequence[int]] = []
+        self._input_lists: list[tuple[int, ...]] = []
+        self._keepers: list[int] = []
         self.add_rules(rules)
 
     # ------------------------------------------------------------------ building
@@ -246,6 +248,7 @@ class Engine:
                         spec.left_key,
                         spec.right_key,
                         spec.right_rest,
+                        len(self._specs[spec.left].variables),
                         spec.blocker_key,
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window,
@@ -306,6 +309,13 @@ class Engine:
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         self._feed_lists = [self._feeds(spec) for spec in self._specs]
+        self._input_lists = [_inputs(spec) for spec in self._specs]
+        # The nodes that hold something (the others pass occurrences on): what a sweep visits.
+        self._keepers = [
+            i
+            for i, node in enumerate(self._nodes)
+            if not isinstance(node, SourceNode | UnionNode | FilterNode | ExpandNode)
+        ]
         for key, sources in self._source_nodes.items():
             # Updated in place: heads hold these lists.
             self._receivers(*key)[:] = [dispatcher(sources)]
@@ -349,7 +359,9 @@ class Engine:
 
     def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
         """A rule's output: builds the head event, drops duplicates and queues it (with
-        its receivers) on the agenda. Generated, with the head arguments inlined."""
+        its receivers) on the agenda; an event no source and no callback waits for, with an
+        empty agenda, is reported at once (the agenda would yield it next and do nothing
+        else with it). Generated, with the head arguments inlined."""
         arguments, scope = _head_arguments(out.head.args, out.variables, prefixes)
         scope.update(
             name=out.head.name,
@@ -357,6 +369,8 @@ class Engine:
             kind=Detection if self._provenance else Event,
             seen=self._seen,
             append=self._agenda.append,
+            agenda=self._agenda,
+            callbacks=self._callbacks,
             receivers=self._receivers(out.head.name, len(out.head.args)),
             engine=self,
             runaway=partial(self._runaway, out),
@@ -374,7 +388,10 @@ class Engine:
             "    engine._derivations += 1\n"
             "    if engine._derivations > engine._max_derivations:\n"
             "        runaway()\n"
-            "    append((event, receivers))\n"
+            "    if receivers or agenda or callbacks:\n"
+            "        append((event, receivers))\n"
+            "    else:  # nothing waits for it and nothing is queued before it: report it now\n"
+            "        engine._detected.append(event)\n"
         )
         return define(source, f"<head {out.head.name}>", scope)
 
@@ -422,6 +439,7 @@ class Engine:
         if not self._lateness:
             self._detected = []
             self._process(event)
+            self._count(len(self._detected))
             return self._detected
         heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
         self._latest = max(self._latest, event.end)
@@ -435,6 +453,7 @@ class Engine:
         self._detected = []
         while self._buffer and self._buffer[0][0] <= up_to:
             self._process(heapq.heappop(self._buffer)[2])
+        self._count(len(self._detected))
         return self._detected
 
     def _process(self, event: Event) -> None:
@@ -463,6 +482,7 @@ class Engine:
             raise EventError(f"cannot move the clock back from {self._runtime.now} to {time}")
         self._detected = []
         self._advance(time)
+        self._count(len(self._detected))
         return self._detected
 
     def run(self, events: Iterable[Event]) -> Iterator[Event]:
@@ -520,22 +540,25 @@ class Engine:
         self._ticks += 1
         # Sweep every half window, and every few thousand time points in any case (negation
         # nodes free blockers no stored occurrence can use, windows or not); but only once
-        # the events or the occurrences stored since the last sweep pay for it (a sweep
-        # costs nodes + stored; counting what is stored costs nodes, so it is done every 32
-        # time points): O(1) per event, and at most about twice what must be kept.
-        if (time - self._last_sweep >= self._sweep_every or self._ticks >= 4096) and (
-            self._since_sweep >= self._sweep_budget
-            or (self._ticks % 32 == 0 and self.stored() >= 2 * self._sweep_budget)
-        ):
+        # enough events came in and were detected to pay for it (a sweep costs nodes +
+        # stored; what it leaves is what the rules still need): O(1) per event, memory
+        # within a constant factor of what the rules need.
+        if (
+            time - self._last_sweep >= self._sweep_every or self._ticks >= 4096
+        ) and self._since_sweep >= self._sweep_budget:
             self._last_sweep = time
             self._ticks = 0
             self.collect()
+
+    def _count(self, detections: int) -> None:
+        """Count the detections of a push (or advance); they are work a sweep can pay for."""
+        self._counts["detections"] += detections
+        self._since_sweep += detections
 
     def _drain(self) -> None:
         """Report the agenda's detections and dispatch them to their receivers, FIFO."""
         agenda, detected = self._agenda, self._detected
         callbacks, trace = self._callbacks, self._provenance
-        reported = len(detected)
         while agenda:
             event, receivers = agenda.popleft()
             detected.append(event)
@@ -547,7 +570,6 @@ class Engine:
                 _, args, start, end = event
                 for receive in receivers:
                     receive(args, start, end, why)
-        self._counts["detections"] += len(detected) - reported
 
     def collect(self) -> int:
         """Free every stored occurrence that can no longer contribute to a detection and
@@ -556,12 +578,12 @@ class Engine:
         now = self._runtime.now
         floors = self._floors()
         freed = sum(
-            node.expire(now, [floors[i] for i in _inputs(spec)])
-            for node, spec in zip(self._nodes, self._specs, strict=True)
+            self._nodes[i].expire(now, [floors[j] for j in self._input_lists[i]])
+            for i in self._keepers
         )
         self._counts["expired"] += freed
         self._since_sweep = 0
-        self._sweep_budget = 4 * len(self._nodes) + self.stored()
+        self._sweep_budget = 64 * len(self._keepers) + self.stored() // 2
         return freed
 
     def _floors(self) -> list[Any]:
@@ -574,10 +596,11 @@ class Engine:
         """
         entry = -math.inf if self._max_span is None else self._runtime.now - self._max_span
         feeds = self._feed_lists
-        floors = [
-            min(node.held(), entry if isinstance(spec, Source) else math.inf)
-            for node, spec in zip(self._nodes, self._specs, strict=True)
-        ]
+        floors = [entry if isinstance(spec, Source) else math.inf for spec in self._specs]
+        for i in self._keepers:
+            held = self._nodes[i].held()
+            if held < floors[i]:
+                floors[i] = held
         changed = True
         while changed:
             changed = False

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from itertools import count
+from itertools import count, islice
 from operator import itemgetter
 from typing import Any
 
@@ -24,7 +24,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
-from reasoner.runtime.probes import ProbeSpec, build_probe, tuple_expr
+from reasoner.runtime.probes import END, ProbeSpec, build_probe, tuple_expr
 from reasoner.values import Time
 
 Emit = Callable[[tuple[Any, ...], Time, Time, Any], None]
@@ -320,15 +320,18 @@ class Blockers:
     def between(self, key: Any, after: Time, before: Time, *, inclusive: bool = False) -> bool:
         """Whether a blocker with this key starts after ``after`` (or at it, if inclusive)
         and ends before ``before``."""
+        latest = self.latest_start(key, before)
+        return latest >= after if inclusive else latest > after
+
+    def latest_start(self, key: Any, before: Time) -> Time:
+        """The latest start of a blocker with this key that ends before ``before``
+        (-infinity if none)."""
         entry = self._by_key.get(key)
         if entry is None:
-            return False
+            return -INF
         ends, maxima, _ = entry
         count = bisect_left(ends, before)
-        if count == 0:
-            return False
-        latest_start = maxima[count - 1]
-        return latest_start >= after if inclusive else latest_start > after
+        return maxima[count - 1] if count else -INF
 
     def expire(self, cutoff: Time, *, strict: bool = True) -> int:
         """Forget blockers that started before ``cutoff`` (or at it, unless ``strict``);
@@ -371,6 +374,7 @@ class NegationNode(Node):
         "_window",
         "_policy",
         "_trace",
+        "_bkey_rest",
         "left_in",
         "right_in",
         "negated_in",
@@ -383,6 +387,7 @@ class NegationNode(Node):
         left_key: Sequence[int],
         right_key: Sequence[int],
         right_rest: Sequence[int],
+        left_width: int,
         blocker_key: Sequence[tuple[int, int]],
         check: Callable[[Values], bool] | None,
         window: Time | None,
@@ -394,6 +399,14 @@ class NegationNode(Node):
         self.left = make_store(policy, tie_break)
         self.blockers = Blockers()
         self._trace = provenance
+        # When the blocker key comes from the right occurrence alone, one look-up per right
+        # occurrence finds the latest blocker before it; the left occurrences (sorted by end)
+        # that end before that blocker starts are blocked, a prefix skipped by binary search.
+        self._bkey_rest = (
+            picker([o - left_width for o, _ in blocker_key])
+            if all(o >= left_width for o, _ in blocker_key)
+            else None
+        )
         self._lkey = picker(left_key)
         self._rkey = picker(right_key)
         self._rest = tuple_picker(right_rest)
@@ -428,12 +441,18 @@ class NegationNode(Node):
         # No copy of the bucket: chronological returns right after removing from it, and a
         # recent bucket holds one occurrence.
         rest, window, check = self._rest(v), self._window, self._check
-        between, blocker_key = self.blockers.between, self._bkey_out
-        for index, (lv, ls, le, lw) in enumerate(bucket):
+        candidates: Iterable[tuple[int, Occurrence]]
+        if self._bkey_rest is not None:
+            latest = self.blockers.latest_start(self._bkey_rest(rest), s)
+            first = bisect_left(bucket, latest, key=END) if latest > -INF else 0
+            candidates, blocked = enumerate(islice(bucket, first, None), first), None
+        else:
+            candidates, blocked = enumerate(bucket), self.blockers.between
+        for index, (lv, ls, le, lw) in candidates:
             if not le < s or (window is not None and e - ls > window):
                 continue
             values = lv + rest
-            if between(blocker_key(values), le, s):
+            if blocked is not None and blocked(self._bkey_out(values), le, s):
                 continue
             if check is not None and not check(values):
                 continue

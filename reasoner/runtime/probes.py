@@ -6,12 +6,19 @@ pairs. Writing that loop once per (operator, policy, side) with every choice bak
 and value projections inlined as tuple indexing, makes it straight-line code: no calls to
 interval helpers, no branches on settings that never change. The code is generated once,
 when the rules are compiled; :func:`probe_source` shows it.
+
+Occurrences reach a node in time order and each ends when it reaches it, so a bucket is
+sorted by end: PAR skips with one binary search the partners that end too early to overlap
+(between two sweeps they pile up at the front of the bucket).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from reasoner.compiler.network import KEEP, NOW, POINT
@@ -33,6 +40,10 @@ INTERVALS: dict[str, tuple[str, str, str]] = {
     "starts": ("ls == rs and le < re", "ls", "re"),
     "finishes": ("le == re and rs < ls", "rs", "le"),
 }
+
+
+#: The end of a stored occurrence ``(values, start, end, why)``.
+END = itemgetter(2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +97,12 @@ def probe_source(spec: ProbeSpec) -> str:
     lines.append(f"    key = {key_expr(me + 'v', spec.key)}")
     lines.append(f"    bucket = {other}_buckets.get(key)")
     lines.append("    if bucket:")
-    loop = f"index, ({partner}) in enumerate(bucket)" if chrono else f"{partner} in bucket"
+    items = "bucket"
+    if spec.op == "par":  # partners ending no later than this occurrence starts never overlap
+        lines.append(f"        first = bisect_right(bucket, {me}s, key=END)")
+        items = "islice(bucket, first, None)"
+    enumerated = f"enumerate({items}, first)" if spec.op == "par" else f"enumerate({items})"
+    loop = f"index, ({partner}) in {enumerated}" if chrono else f"{partner} in {items}"
     lines.append(f"        for {loop}:")
     depth = 3
     guards = [condition] if condition else []
@@ -130,4 +146,5 @@ def probe_source(spec: ProbeSpec) -> str:
 def build_probe(spec: ProbeSpec, namespace: dict[str, Any]) -> Callable[..., None]:
     """Compile :func:`probe_source` against ``namespace`` (the node, its stores, check,
     window and refresh) and return the function."""
+    namespace = {**namespace, "bisect_right": bisect_right, "islice": islice, "END": END}
     return define(probe_source(spec), f"<probe {spec.op}/{spec.policy}/{spec.side}>", namespace)
