@@ -14,7 +14,6 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +107,8 @@ class Engine:
             ``unrestricted``, ``recent`` or ``chronological``.
         tie_break: under ``recent``, which of two occurrences ending together is the latest:
             ``longer`` or ``shorter``.
-        max_derivations: derived events allowed for one input event before the engine stops
+        max_derivations: derived events that other rules read, allowed for one input event
+            (or time point) before the engine stops
             with an EngineError naming the rule (guards runaway recursion).
         lateness: how far (in time) an event may arrive out of order; events are buffered
             and processed in time order once the stream is that far past them. Detections
@@ -166,7 +166,7 @@ class Engine:
         self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
         # derived events, each with the receivers waiting for it
-        self._agenda: deque[tuple[Event, list[Callable[..., None]]]] = deque()
+        self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
         self._seen: set[Event] = set()
         self._detected: list[Event] = []
@@ -177,7 +177,6 @@ class Engine:
             "rejected": 0,
             "duplicates": 0,
         }
-        self._derivations = 0
         self._last_sweep: Any = -math.inf
         self._ticks = 0
         self._sweep_every: Any = math.inf
@@ -373,7 +372,7 @@ class Engine:
             callbacks=self._callbacks,
             receivers=self._receivers(out.head.name, len(out.head.args)),
             engine=self,
-            runaway=partial(self._runaway, out),
+            rule=out,
             provenance=provenance,
         )
         trace = "    event.sources = provenance(w)\n" if self._provenance else ""
@@ -385,19 +384,16 @@ class Engine:
             "        return\n"
             "    seen.add(event)\n"
             f"{trace}"
-            "    engine._derivations += 1\n"
-            "    if engine._derivations > engine._max_derivations:\n"
-            "        runaway()\n"
             "    if receivers or agenda or callbacks:\n"
-            "        append((event, receivers))\n"
+            "        append((event, receivers, rule))\n"
             "    else:  # nothing waits for it and nothing is queued before it: report it now\n"
             "        engine._detected.append(event)\n"
         )
         return define(source, f"<head {out.head.name}>", scope)
 
-    def _runaway(self, out: Output) -> None:
+    def _runaway(self, out: Output) -> EngineError:
         label = out.label or f"rule {out.rule}"
-        raise EngineError(
+        return EngineError(
             f"runaway recursion: more than {self._max_derivations} events derived from "
             f"one input; last by {label} ({out.head.name}/{len(out.head.args)})"
         )
@@ -457,15 +453,19 @@ class Engine:
         return self._detected
 
     def _process(self, event: Event) -> None:
-        if event[3] > self._runtime.now:
-            self._advance(event[3])
-        if event in self._seen:
+        name, args, start, end = event
+        runtime = self._runtime
+        if end > runtime.now:
+            if runtime.timers and runtime.timers[0][0] <= end:
+                self._advance(end)
+            else:
+                self._tick(end)
+        seen = self._seen
+        if event in seen:
             self._counts["duplicates"] += 1
             return
-        self._seen.add(event)
+        seen.add(event)
         self._since_sweep += 1
-        self._derivations = 0
-        name, args, start, end = event
         receivers = self._routes.get((name, len(args)))
         if receivers:
             why = event if self._provenance else None
@@ -528,7 +528,6 @@ class Engine:
             at, _, fire = heapq.heappop(timers)
             if at > rt.now:
                 self._tick(at)
-            self._derivations = 0
             fire()
             self._drain()
         if time > rt.now:
@@ -543,9 +542,9 @@ class Engine:
         # enough events came in and were detected to pay for it (a sweep costs nodes +
         # stored; what it leaves is what the rules still need): O(1) per event, memory
         # within a constant factor of what the rules need.
-        if (
+        if self._since_sweep >= self._sweep_budget and (
             time - self._last_sweep >= self._sweep_every or self._ticks >= 4096
-        ) and self._since_sweep >= self._sweep_budget:
+        ):
             self._last_sweep = time
             self._ticks = 0
             self.collect()
@@ -556,12 +555,18 @@ class Engine:
         self._since_sweep += detections
 
     def _drain(self) -> None:
-        """Report the agenda's detections and dispatch them to their receivers, FIFO."""
+        """Report the agenda's detections and dispatch them to their receivers, FIFO (at
+        most ``max_derivations`` of them, the guard against runaway recursion)."""
         agenda, detected = self._agenda, self._detected
         callbacks, trace = self._callbacks, self._provenance
+        limit = self._max_derivations
         while agenda:
-            event, receivers = agenda.popleft()
+            event, receivers, rule = agenda.popleft()
             detected.append(event)
+            limit -= 1
+            if limit < 0:
+                agenda.clear()
+                raise self._runaway(rule)
             if callbacks:
                 for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
                     callback(event)
