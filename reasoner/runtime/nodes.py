@@ -22,6 +22,7 @@ from typing import Any
 from reasoner.compiler.network import NOW, POINT, RETENTION, START_SIDES
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
+from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
 from reasoner.runtime.probes import END, ProbeSpec, build_probe, tuple_expr
@@ -404,7 +405,7 @@ class NegationNode(Node):
         # that end before that blocker starts are blocked, a prefix skipped by binary search.
         self._bkey_rest = (
             picker([o - left_width for o, _ in blocker_key])
-            if all(o >= left_width for o, _ in blocker_key)
+            if probes.SKIP_BY_END and all(o >= left_width for o, _ in blocker_key)
             else None
         )
         self._lkey = picker(left_key)
