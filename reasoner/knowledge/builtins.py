@@ -374,6 +374,17 @@ def _atom_number(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         yield (_number_text(value), value)  # type: ignore[arg-type]
 
 
+def _member(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
+    # member(X, List): each element of a bound list (in order) that X unifies with; a value
+    # that is not a list has no members.
+    item, items = pattern
+    values = _need(items, "member")
+    if isinstance(values, tuple):
+        for value in values:
+            if item is None or item == value:
+                yield (value, values)
+
+
 def geo_distance_km(lat1: Value, lon1: Value, lat2: Value, lon2: Value) -> float:
     """The geodesic (WGS-84) distance in kilometres between two latitude/longitude points.
 
@@ -416,6 +427,7 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("upcase_atom", 2): _case("upcase_atom", str.upper),
     ("downcase_atom", 2): _case("downcase_atom", str.lower),
     ("atom_number", 2): _atom_number,
+    ("member", 2): _member,
     ("geo_distance", 5): _geo_distance,
     # Seed 004 names it getDistance(Lat1, Long1, Lat2, Long2, Distance), same order, km.
     ("getDistance", 5): _geo_distance,

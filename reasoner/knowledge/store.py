@@ -250,7 +250,7 @@ class Store:
         1
         """
         files = rdf_files(sources, explicit_format=format is not None)
-        for file in tqdm(files, desc="loading RDF", unit="file", disable=not progress):
+        for file in tqdm(files, desc="loading RDF", unit="file", disable=not progress or not files):
             self._load_one(file, format, graph, bulk=False)
         return len(files)
 

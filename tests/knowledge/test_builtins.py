@@ -98,6 +98,19 @@ def test_comparison_with_a_non_number_is_false_not_an_error():
         assert COMPARISONS[op](3, "none") is False
 
 
+def test_member_enumerates_a_list_or_tests_membership():
+    assert solve("member", None, (1, "a", 1)) == [
+        (1, (1, "a", 1)),
+        ("a", (1, "a", 1)),
+        (1, (1, "a", 1)),
+    ]
+    assert solve("member", "a", (1, "a")) == [("a", (1, "a"))]
+    assert solve("member", 2, (1, "a")) == []
+    assert solve("member", 1, "not a list") == []
+    with pytest.raises(EngineError, match="instantiated"):
+        solve("member", 1, None)
+
+
 def test_atom_length_and_concat():
     assert solve("atom_length", "abc", None) == [("abc", 3)]
     assert solve("atom_length", "abc", 2) == []
