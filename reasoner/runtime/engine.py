@@ -54,6 +54,7 @@ from reasoner.runtime.nodes import (
     Runtime,
     SourceNode,
     UnionNode,
+    argument_matcher,
     dispatcher,
 )
 from reasoner.runtime.policies import TIE_BREAKS
@@ -324,23 +325,10 @@ class Engine:
             self._sweep_every = min(self._sweep_every, min(windows) / 2)
 
     def _source(self, spec: Source, prefixes: dict[str, str]) -> SourceNode:
-        constants, repeats, outputs = [], [], []
-        first: dict[str, int] = {}
-        for i, arg in enumerate(spec.args):
-            if isinstance(arg, Var):
-                if arg.name == "_":
-                    continue
-                if arg.name in first:
-                    repeats.append((i, first[arg.name]))
-                else:
-                    first[arg.name] = i
-                    outputs.append(i)
-            else:
-                value = term_value(arg, prefixes)
-                if value is None:  # a compound with variables inside: not supported as a key
-                    raise EngineError(f"event argument {arg} must be a variable or a constant")
-                constants.append((i, value))
-        node = SourceNode(spec.id, self._runtime, constants, repeats, outputs, len(spec.args))
+        test, values, constants = argument_matcher(
+            spec.args, lambda term: term_value(term, prefixes), f"c{spec.id}_"
+        )
+        node = SourceNode(spec.id, self._runtime, test, values, constants)
         self._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
         self._arity.setdefault(spec.name, set()).add(len(spec.args))
         return node

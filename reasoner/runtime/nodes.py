@@ -22,11 +22,12 @@ from typing import Any
 from reasoner.compiler.network import NOW, POINT, RETENTION, START_SIDES
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
+from reasoner.language.ast import Compound, ListTerm, Term, Var
 from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
 from reasoner.runtime.probes import END, ProbeSpec, build_probe, tuple_expr
-from reasoner.values import Time
+from reasoner.values import Struct, Time
 
 Emit = Callable[[tuple[Any, ...], Time, Time, Any], None]
 Values = tuple[Any, ...]
@@ -142,30 +143,78 @@ class Node:
 
 
 class SourceNode(Node):
-    """Matches one event name/arity against constants and (repeated) variables.
+    """Matches one event name/arity against the argument patterns of an event atom.
 
     The engine compiles every source of one event name/arity into one generated dispatcher
     (:func:`dispatcher`); a source holds the pieces: its test and values as Python source
-    over the arguments ``a``, and the constants they read.
+    over the arguments ``a``, and the constants they read (see :func:`argument_matcher`).
     """
 
     __slots__ = ("test", "values", "constants")
 
     def __init__(
-        self,
-        node_id: int,
-        runtime: Runtime,
-        constants: Sequence[tuple[int, Any]],
-        repeats: Sequence[tuple[int, int]],
-        outputs: Sequence[int],
-        arity: int,
+        self, node_id: int, runtime: Runtime, test: str, values: str, constants: dict[str, Any]
     ) -> None:
         super().__init__(node_id, runtime)
-        self.constants = {f"c{node_id}_{n}": value for n, (_, value) in enumerate(constants)}
-        tests = [f"a[{i}] == c{node_id}_{n}" for n, (i, _) in enumerate(constants)]
-        tests.extend(f"a[{i}] == a[{j}]" for i, j in repeats)
-        self.test = " and ".join(tests)
-        self.values = "a" if list(outputs) == list(range(arity)) else tuple_expr("a", outputs)
+        self.test = test
+        self.values = values
+        self.constants = constants
+
+
+def argument_matcher(
+    args: Sequence[Term], value_of: Callable[[Term], Any], prefix: str
+) -> tuple[str, str, dict[str, Any]]:
+    """Python source matching an event's arguments ``a`` against the terms ``args``: the
+    test (empty when any arguments match), the tuple of the variables' values (first
+    occurrence order, as the compiler names them; ``a`` itself when the arguments are
+    distinct variables), and the constants the code reads (named ``<prefix><n>``).
+
+    Lists and compounds with variables inside are taken apart (``[X | T]``, ``f(X, 1)``).
+
+    >>> from reasoner.language.ast import Number, Var
+    >>> argument_matcher([Var("X"), Number(1), Var("X")], lambda t: t.value, "c")
+    ('a[1] == c0 and a[2] == a[0]', '(a[0], )', {'c0': 1})
+    """
+    tests: list[str] = []
+    bound: dict[str, str] = {}
+    constants: dict[str, Any] = {}
+
+    def constant(value: Any) -> str:
+        name = f"{prefix}{len(constants)}"
+        constants[name] = value
+        return name
+
+    def match(term: Term, path: str) -> None:
+        match term:
+            case Var("_"):
+                pass
+            case Var(name) if name in bound:
+                tests.append(f"{path} == {bound[name]}")
+            case Var(name):
+                bound[name] = path
+            case _ if value_of(term) is not None:
+                tests.append(f"{path} == {constant(value_of(term))}")
+            case ListTerm(items, tail):
+                size = "==" if tail is None else ">="
+                tests.append(f"type({path}) is tuple and len({path}) {size} {len(items)}")
+                for i, item in enumerate(items):
+                    match(item, f"{path}[{i}]")
+                if tail is not None:
+                    match(tail, f"{path}[{len(items)}:]")
+            case Compound(functor, parts):
+                tests.append(
+                    f"type({path}) is {constant(Struct)} and {path}.functor == "
+                    f"{constant(functor)} and len({path}.args) == {len(parts)}"
+                )
+                for i, part in enumerate(parts):
+                    match(part, f"{path}.args[{i}]")
+
+    for i, arg in enumerate(args):
+        match(arg, f"a[{i}]")
+    paths = list(bound.values())
+    plain = not tests and paths == [f"a[{i}]" for i in range(len(args))]
+    values = "a" if plain else "(" + "".join(f"{p}, " for p in paths) + ")"
+    return " and ".join(tests), values, constants
 
 
 def dispatcher(sources: Sequence[SourceNode]) -> Emit:
