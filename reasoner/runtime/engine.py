@@ -38,6 +38,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.language.ast import Program, Term, Var
+from reasoner.language.check import term_variables
 from reasoner.language.parser import parse, parse_file
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.conditions import NUMBER_TYPES, condition
@@ -662,7 +663,8 @@ def program_knowledge(program: Program) -> Knowledge:
     [(1,)]
     """
     facts = FactBase.from_program(program)
-    rules = [r for r in program.static_rules if r.body]
+    # Ground facts are the fact base's; rules and non-ground facts (`p(_X).`) the Datalog's.
+    rules = [r for r in program.static_rules if r.body or any(term_variables(r.head))]
     if not rules:
         return facts
     from reasoner.knowledge.datalog import DerivedKnowledge, evaluate, prepare

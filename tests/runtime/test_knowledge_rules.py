@@ -69,3 +69,13 @@ def test_a_knowledge_refresh_takes_effect_between_events(tmp_path: Path) -> None
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_non_ground_facts_hold_for_any_value() -> None:
+    # ETALIS programs write "true for every driver" as a fact with a variable.
+    engine = Engine(
+        "anyone(_Driver).\nlimit(_, 20).\n"
+        "ok(D) <- delivery(D) WHERE anyone(D), limit(D, 20).\n"
+        "wrong(D) <- delivery(D) WHERE limit(D, 21)."
+    )
+    assert engine.push(Event.at("delivery", ("alice",), 1)) == [Event("ok", ("alice",), 1, 1)]

@@ -187,7 +187,19 @@ def _safe(head: tuple[Term, ...], body: tuple[Term, ...]) -> bool:
         if result is None:
             return False
         bound |= result
-    return all(variables(a) <= bound for a in head)
+    # An anonymous `_` in the head (`limit(_, 20).`) stands for any value: never materialised.
+    return all(variables(a) <= bound and not _anonymous(a) for a in head)
+
+
+def _anonymous(term: Term) -> bool:
+    match term:
+        case Var(name):
+            return name == "_"
+        case Compound(_, args):
+            return any(_anonymous(a) for a in args)
+        case ListTerm(items, tail):
+            return any(_anonymous(a) for a in items) or (tail is not None and _anonymous(tail))
+    return False
 
 
 def _binds(goal: Term, bound: set[str]) -> set[str] | None:
