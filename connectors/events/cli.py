@@ -171,7 +171,7 @@ def run_command(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         # Entered first, so closed last: the output is complete while --keep-serving waits.
         publish = stack.enter_context(
-            detections_endpoint(args.serve, kb, keep_serving=args.keep_serving)
+            detections_endpoint(args.serve, kb, keep_serving=args.keep_serving, style=style)
         )
         out: TextIO = (
             sys.stdout

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from connectors.events.times import TimeStyle
 from reasoner.runtime.events import Event
 
 if TYPE_CHECKING:
@@ -26,7 +27,11 @@ Publish = Callable[[Sequence[Event]], None]
 
 @contextlib.contextmanager
 def detections_endpoint(
-    port: int | None, knowledge: KnowledgeBase | None, *, keep_serving: bool = False
+    port: int | None,
+    knowledge: KnowledgeBase | None,
+    *,
+    keep_serving: bool = False,
+    style: TimeStyle | None = None,
 ) -> Iterator[Publish]:
     """Serve ``knowledge`` and published detections on ``127.0.0.1:port`` for the block.
 
@@ -36,6 +41,8 @@ def detections_endpoint(
         knowledge: what to serve besides the detections (None: detections only).
         keep_serving: when the block ends normally, keep serving until SIGINT (Ctrl-C) or
             SIGTERM; must then run in the main thread.
+        style: the readers' :class:`TimeStyle`: instants get their date-time only when the
+            input used ISO-8601 times (default: always).
     Returns:
         a context manager giving ``publish(detections)``.
     Raises:
@@ -57,7 +64,7 @@ def detections_endpoint(
 
         def publish(detections: Sequence[Event]) -> None:
             if detections:
-                server.publish_detections(detections)
+                server.publish_detections(detections, dates=style is None or style.iso)
 
         yield publish
         if keep_serving:

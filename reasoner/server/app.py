@@ -205,7 +205,7 @@ class SparqlServer:
                     self._served = store
         return store
 
-    def publish_detections(self, events: Iterable[DetectedEvent]) -> int:
+    def publish_detections(self, events: Iterable[DetectedEvent], *, dates: bool = True) -> int:
         """Write detected complex events into the ``urn:reasoner:graph:detections`` graph.
 
         Each becomes a ``r:Detection`` with its name, positional arguments and an OWL-Time
@@ -215,6 +215,8 @@ class SparqlServer:
         Args:
             events: objects with ``name``, ``args``, ``start`` and ``end`` (and ``sources``,
                 from an engine built with ``provenance=True``).
+            dates: whether instants carry their date-time besides their number (times are
+                seconds since the epoch; plain counters are better without).
         Returns:
             how many events were published.
         Raises:
@@ -224,7 +226,7 @@ class SparqlServer:
         2
         """
         batch = list(events)
-        text = detections_ntriples(batch)
+        text = detections_ntriples(batch, dates=dates)
         store = self._current()
         with self._write_lock:
             # A version swapped in meanwhile replays self._published, this batch included.

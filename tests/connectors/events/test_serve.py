@@ -46,6 +46,12 @@ SELECT (COUNT(?d) AS ?n) WHERE {
 }
 """
 
+DATES = """
+SELECT (COUNT(?t) AS ?n) WHERE {
+  GRAPH <urn:reasoner:graph:detections> { ?i <http://www.w3.org/2006/time#inXSDDateTimeStamp> ?t }
+}
+"""
+
 
 def _run_args(tmp_path: Path) -> list[str]:
     events = tmp_path / "fire.jsonl"
@@ -87,6 +93,8 @@ def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Pa
             ]
             written = output.read_text(encoding="utf-8").splitlines()
             assert _select(url, COUNT) == [{"n": str(len(written))}]
+            # the input's times are plain numbers: no invented dates on the instants
+            assert _select(url, DATES) == [{"n": "0"}]
 
             proc.send_signal(signal.SIGTERM)
             rest = proc.stderr.read()
