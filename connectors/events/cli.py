@@ -3,7 +3,8 @@
 The contract outside tools rely on (keep it stable):
 ``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
 [--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
-[--output-format jsonl|trig|nquads] [--provenance] [--serve PORT [--keep-serving]]``. Several
+[--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
+[--serve PORT [--keep-serving]]``. Several
 ``--events`` files merge into one time-ordered stream; malformed lines and rejected events are
 reported on stderr, counted and skipped. ``--provenance`` writes with each detection the input
 events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF and on
@@ -22,10 +23,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
+from connectors.events.refresh import Refresher
 from connectors.events.rejects import Rejected
 from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
-from reasoner.errors import EventError
+from reasoner.errors import EventError, ReasonerError
 from reasoner.language.ast import Program
 from reasoner.runtime.engine import Engine, load_rules
 from reasoner.runtime.events import Event
@@ -85,6 +87,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)")
     p.add_argument(
+        "--refresh-every",
+        type=float,
+        metavar="SECONDS",
+        help="with --knowledge or --store: rebuild the knowledge every SECONDS while replaying "
+        "(in the background; the engine switches between two events; a failed refresh keeps "
+        "the previous version). SIGHUP asks for a refresh at any time",
+    )
+    p.add_argument(
         "--entailment",
         choices=("none", "rdfs", "owl-rl"),
         default="rdfs",
@@ -139,6 +149,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Run the ``run`` command; returns the exit status."""
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    if args.refresh_every is not None and not (args.knowledge or args.store):
+        raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
+    if args.refresh_every is not None and args.refresh_every <= 0:
+        raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
     program = load_rules(args.rules)
     kb = None
     if args.knowledge or args.store:
@@ -179,12 +193,15 @@ def run_command(args: argparse.Namespace) -> int:
             else stack.enter_context(open(args.output, "w", encoding="utf-8"))
         )
         writer = _writer(args.output_format, out, style)
+        refresher = None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
         rdf = _rdf_options(args, program)
         streams = [
             _read(path, args.format, style, on_reject, rdf) for path in (args.events or ["-"])
         ]
         written = refused = 0
         for event in merge_streams(*streams):
+            if refresher is not None:
+                refresher.poll(engine)
             try:
                 detections = engine.push(event)
             except EventError as error:
@@ -197,10 +214,13 @@ def run_command(args: argparse.Namespace) -> int:
         publish(final)
         written += _write(writer, final, only)
     stats = engine.stats()
-    graphs = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
+    extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
+    if refresher is not None and (refresher.refreshed or refresher.failed):
+        extra += f", knowledge refreshed {refresher.refreshed} times"
+        extra += f" ({refresher.failed} refreshes failed)" if refresher.failed else ""
     print(
         f"{stats.events_in} events, {written} detections written, "
-        f"{len(rejected)} malformed lines and {refused} rejected events skipped{graphs}",
+        f"{len(rejected)} malformed lines and {refused} rejected events skipped{extra}",
         file=sys.stderr,
     )
     return 0
