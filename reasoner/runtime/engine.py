@@ -481,32 +481,32 @@ class Engine:
         yield from self.flush()
 
     def _validate(self, event: Event) -> None:
-        reason = None
-        if not isinstance(event, Event):
-            reason = "not an Event"
-            name, args, start, end = "", (), 0, 0
-        else:
-            name, args, start, end = event
-        if reason is not None:
-            pass
-        elif not (_is_time(start) and _is_time(end)):
-            reason = "times must be non-negative numbers"
-        elif start > end:
-            reason = f"start {start} is after end {end}"
-        elif self._max_span is not None and end - start > self._max_span:
-            reason = f"lasts {end - start}, longer than the engine's max_span {self._max_span}"
-        elif end < self._runtime.now:
-            reason = f"late: ends at {end}, before the current time {self._runtime.now}"
-            if self._lateness:
-                reason += f" (beyond the lateness bound {self._lateness})"
-        else:
-            arities = self._arity.get(name)
-            if arities is not None and len(args) not in arities:
-                expected = " or ".join(str(a) for a in sorted(arities))
-                reason = f"{name} takes {expected} argument(s), not {len(args)}"
+        reason = self._rejection(event)
         if reason is not None:
             self._counts["rejected"] += 1
             raise EventError(reason, event)
+
+    def _rejection(self, event: Event) -> str | None:
+        """Why ``event`` cannot be processed now (None: it can)."""
+        if not isinstance(event, Event):
+            return "not an Event"
+        name, args, start, end = event
+        if not (_is_time(start) and _is_time(end)):
+            return "times must be non-negative numbers"
+        if start > end:
+            return f"start {start} is after end {end}"
+        if self._max_span is not None and end - start > self._max_span:
+            return f"lasts {end - start}, longer than the engine's max_span {self._max_span}"
+        if end < self._runtime.now:
+            late = f"late: ends at {end}, before the current time {self._runtime.now}"
+            if self._lateness:
+                late += f" (beyond the lateness bound {self._lateness})"
+            return late
+        arities = self._arity.get(name)
+        if arities is not None and len(args) not in arities:
+            expected = " or ".join(str(a) for a in sorted(arities))
+            return f"{name} takes {expected} argument(s), not {len(args)}"
+        return None
 
     def _advance(self, time: Any) -> None:
         """Move the clock forward to ``time``, firing every timer up to it on the way (time
