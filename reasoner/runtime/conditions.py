@@ -53,12 +53,16 @@ def condition(
     names = tuple(names)
     scope: dict[str, Any] = {"NUM": NUMBER_TYPES, "runtime": runtime, "names": names}
     body: list[str] = []
+    env = False  # whether the environment dict is built yet (once, for every general goal)
     for i, goal in enumerate(goals):
         scope[f"goal{i}"] = goal.holds
         slow = f"goal{i}(dict(zip(names, v)), runtime.knowledge)"
         fast = _comparison(goal.term, names)
         if fast is None:
-            body.append(f"    if not {slow}:\n        return False")
+            if not env:
+                body.append("    env = dict(zip(names, v))\n    kb = runtime.knowledge")
+                env = True
+            body.append(f"    if not goal{i}(env, kb):\n        return False")
             continue
         expression, read = fast
         loads = "".join(f"    x{p} = v[{p}]\n" for p in read)
