@@ -26,7 +26,14 @@ from reasoner.language.ast import Compound, ListTerm, Term, Var
 from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
-from reasoner.runtime.probes import END, ProbeSpec, build_probe, tuple_expr
+from reasoner.runtime.probes import (
+    END,
+    ProbeSpec,
+    build_probe,
+    key_expr,
+    store_lines,
+    tuple_expr,
+)
 from reasoner.values import Struct, Time
 
 Emit = Callable[[tuple[Any, ...], Time, Time, Any], None]
@@ -414,7 +421,6 @@ class NegationNode(Node):
     __slots__ = (
         "left",
         "blockers",
-        "_lkey",
         "_rkey",
         "_rest",
         "_bkey_out",
@@ -457,7 +463,6 @@ class NegationNode(Node):
             if probes.SKIP_BY_END and all(o >= left_width for o, _ in blocker_key)
             else None
         )
-        self._lkey = picker(left_key)
         self._rkey = picker(right_key)
         self._rest = tuple_picker(right_rest)
         self._bkey_out = picker([o for o, _ in blocker_key])
@@ -467,7 +472,13 @@ class NegationNode(Node):
         self._check = check
         self._window = window
         self._policy = policy
-        self.left_in = self._left
+        self.left_in: Emit = define(
+            f"def left_in(v, s, e, w):\n    key = {key_expr('v', left_key)}\n"
+            + "\n".join(store_lines("store", "buckets", "(v, s, e, w)", policy, "    "))
+            + "\n",
+            "<not left>",
+            {"store": self.left, "buckets": self.left.buckets},
+        )
         self.right_in = self._right
         self.negated_in = self._negated
 
@@ -476,9 +487,6 @@ class NegationNode(Node):
 
     def stored(self) -> int:
         return self.left.size + self.blockers.size
-
-    def _left(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        self.left.add(self._lkey(v), (v, s, e, w))
 
     def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
         self.blockers.add(self._bkey_neg(v), s, e)

@@ -135,16 +135,24 @@ def probe_source(spec: ProbeSpec) -> str:
             lines.append(f"    if {me}s == {me}e:")
             pad = "        "
         occurrence = f"({me}v, {me}s, {me}e, {me}w)"
-        if spec.policy == "recent":
-            lines.append(f"{pad}{me}_store.add(key, {occurrence})")
-        else:  # Store.add, inlined
-            lines.append(f"{pad}own = {me}_buckets.get(key)")
-            lines.append(f"{pad}if own is None:")
-            lines.append(f"{pad}    {me}_buckets[key] = [{occurrence}]")
-            lines.append(f"{pad}else:")
-            lines.append(f"{pad}    own.append({occurrence})")
-            lines.append(f"{pad}{me}_store.size += 1")
+        lines += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, pad)
     return "\n".join(lines) + "\n"
+
+
+def store_lines(store: str, buckets: str, occurrence: str, policy: str, pad: str) -> list[str]:
+    """Python source storing ``occurrence`` under ``key`` in ``store`` (whose dict of buckets
+    is ``buckets``): :meth:`Store.add <reasoner.runtime.policies.Store.add>` inlined, except
+    under ``recent``, whose store decides what to keep."""
+    if policy == "recent":
+        return [f"{pad}{store}.add(key, {occurrence})"]
+    return [
+        f"{pad}own = {buckets}.get(key)",
+        f"{pad}if own is None:",
+        f"{pad}    {buckets}[key] = [{occurrence}]",
+        f"{pad}else:",
+        f"{pad}    own.append({occurrence})",
+        f"{pad}{store}.size += 1",
+    ]
 
 
 def build_probe(spec: ProbeSpec, namespace: dict[str, Any]) -> Callable[..., None]:
