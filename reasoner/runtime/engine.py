@@ -422,10 +422,12 @@ class Engine:
             self._validate(event)
         self._counts["events_in"] += 1
         if not self._lateness:
-            self._detected = []
+            detected: list[Event] = []
+            self._detected = detected
             self._process(event)
-            self._count(len(self._detected))
-            return self._detected
+            if detected:
+                self._count(len(detected))
+            return detected
         heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
         self._latest = max(self._latest, event.end)
         return self._release(self._latest - self._lateness)
