@@ -72,7 +72,7 @@ def condition(
             f"    elif not {slow}:\n        return False"
         )
     source = "def check(v):\n" + "\n".join(body) + "\n    return True\n"
-    return define(source, "<where>", scope)
+    return define(source, "where", scope)
 
 
 def _comparison(term: Term, names: tuple[str, ...]) -> tuple[str, list[int]] | None:

@@ -378,7 +378,7 @@ class Engine:
             "    else:  # nothing waits for it and nothing is queued before it: report it now\n"
             "        engine._detected.append(event)\n"
         )
-        return define(source, f"<head {out.head.name}>", scope)
+        return define(source, f"head {out.head.name}", scope)
 
     def _runaway(self, out: Output) -> EngineError:
         label = out.label or f"rule {out.rule}"

@@ -1,10 +1,29 @@
 """Compiling generated hot-path functions (join probes, WHERE tests, source matchers, head
-builders): Python source written once per network node, with its settings inlined."""
+builders): Python source written once per network node, with its settings inlined.
+
+A generated function carries its source (a loader in its globals, the way modules do), so a
+traceback through generated code shows the generated lines like any other source, and nothing
+is kept once the function is gone.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import count
 from typing import Any
+
+_serial = count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class _SourceLoader:
+    """What :mod:`linecache` asks for the lines of a traceback (``get_source``)."""
+
+    source: str
+
+    def get_source(self, name: str) -> str:
+        return self.source
 
 
 def define(source: str, label: str, scope: dict[str, Any]) -> Callable[..., Any]:
@@ -12,17 +31,17 @@ def define(source: str, label: str, scope: dict[str, Any]) -> Callable[..., Any]
 
     Args:
         source: Python source defining exactly one function.
-        label: shown as the file name in tracebacks, e.g. ``<probe seq/recent/0>``.
+        label: names it in tracebacks, e.g. ``probe seq/recent/0`` (a serial number is added).
         scope: the globals the function reads (copied; never modified).
     Returns:
         The function.
 
-    >>> define("def double(x):\\n    return k * x\\n", "<example>", {"k": 2})(21)
+    >>> define("def double(x):\\n    return k * x\\n", "example", {"k": 2})(21)
     42
     """
-    namespace = dict(scope)
-    code = compile(source, label, "exec")
+    filename = f"generated {label} #{next(_serial)}"
+    code = compile(source, filename, "exec")
+    namespace = {**scope, "__name__": filename, "__loader__": _SourceLoader(source)}
     exec(code, namespace)
-    name = code.co_names[0]
-    function: Callable[..., Any] = namespace[name]
+    function: Callable[..., Any] = namespace[code.co_names[0]]
     return function

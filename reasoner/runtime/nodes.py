@@ -84,7 +84,7 @@ def fan_out(parents: Sequence[Emit]) -> Emit:
         return parents[0]
     calls = "".join(f"    p{i}(v, s, e, w)\n" for i in range(len(parents)))
     scope = {f"p{i}": parent for i, parent in enumerate(parents)}
-    return define(f"def emit(v, s, e, w):\n{calls}", "<emit>", scope)
+    return define(f"def emit(v, s, e, w):\n{calls}", "emit", scope)
 
 
 def _nowhere(v: Values, s: Time, e: Time, w: Any) -> None:
@@ -244,7 +244,7 @@ def dispatcher(sources: Sequence[SourceNode]) -> Emit:
         for k, parent in enumerate(source.parents):
             scope[f"p{source.id}_{k}"] = parent
             lines.append(f"{pad}p{source.id}_{k}({values}, s, e, w)")
-    return define("\n".join(lines) + "\n", "<dispatch>", scope)
+    return define("\n".join(lines) + "\n", "dispatch", scope)
 
 
 class ClockNode(Node):
@@ -476,7 +476,7 @@ class NegationNode(Node):
             f"def left_in(v, s, e, w):\n    key = {key_expr('v', left_key)}\n"
             + "\n".join(store_lines("store", "buckets", "(v, s, e, w)", policy, "    "))
             + "\n",
-            "<not left>",
+            "not left",
             {"store": self.left, "buckets": self.left.buckets},
         )
         self.right_in = self._right
@@ -640,7 +640,7 @@ class UnionNode(Node):
         self.left_in, self.right_in = (
             define(
                 f"def project(v, s, e, w):\n    node.emit({tuple_expr('v', side)}, s, e, w)\n",
-                "<or>",
+                "or",
                 {"node": self},
             )
             for side in (left, right)

@@ -159,4 +159,4 @@ def build_probe(spec: ProbeSpec, namespace: dict[str, Any]) -> Callable[..., Non
     """Compile :func:`probe_source` against ``namespace`` (the node, its stores, check,
     window and refresh) and return the function."""
     namespace = {**namespace, "bisect_right": bisect_right, "islice": islice, "END": END}
-    return define(probe_source(spec), f"<probe {spec.op}/{spec.policy}/{spec.side}>", namespace)
+    return define(probe_source(spec), f"probe {spec.op}/{spec.policy}/{spec.side}", namespace)
