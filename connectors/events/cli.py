@@ -208,8 +208,9 @@ def run_command(args: argparse.Namespace) -> int:
                 refused += 1
                 print(f"skipped event: {error}", file=sys.stderr)
                 continue
-            publish(detections)
-            written += _write(writer, detections, only)
+            if detections:
+                publish(detections)
+                written += _write(writer, detections, only)
         final = engine.flush()
         publish(final)
         written += _write(writer, final, only)
@@ -227,9 +228,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _write(writer: JsonLinesWriter | RdfWriter, detections: list[Event], only: set[str]) -> int:
-    selected = [d for d in detections if not only or d.name in only]
-    writer.write_all(selected)
-    return len(selected)
+    selected = [d for d in detections if d.name in only] if only else detections
+    return writer.write_all(selected)
 
 
 def _writer(fmt: str, out: TextIO, style: TimeStyle) -> JsonLinesWriter | RdfWriter:
