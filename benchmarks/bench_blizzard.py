@@ -21,14 +21,14 @@ written. Prints a table and writes JSON (``--json``). ``--quick`` is a smoke run
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import random
 import statistics
-import time
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
+
+from bench_stock_ticker import replay
 
 from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import DEFAULT_START, Storm, simulate
@@ -88,16 +88,7 @@ def level_program(program: Program, heads: set[str]) -> Program:
 
 
 def run_once(program: Program, knowledge, events: list[Event]) -> tuple[float, Counter[str], int]:
-    engine = Engine(program, knowledge=knowledge)
-    push = engine.push
-    counts: Counter[str] = Counter()
-    gc.collect()
-    began = time.perf_counter()
-    for event in events:
-        for detection in push(event):
-            counts[detection.name] += 1
-    elapsed = time.perf_counter() - began
-    return len(events) / elapsed, counts, engine.stats().stored
+    return replay(Engine(program, knowledge=knowledge), events)
 
 
 def main(argv: list[str] | None = None) -> None:

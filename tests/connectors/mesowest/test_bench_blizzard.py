@@ -10,8 +10,12 @@ BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_blizzard.py"
 
 
 def test_quick_run_counts_detections_per_level(
-    sample_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sample_store: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.syspath_prepend(str(BENCH.parent))  # as when run: it imports its siblings
     spec = importlib.util.spec_from_file_location("bench_blizzard", BENCH)
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
