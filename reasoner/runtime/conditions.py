@@ -52,26 +52,30 @@ def condition(
         return None
     names = tuple(names)
     scope: dict[str, Any] = {"NUM": NUMBER_TYPES, "runtime": runtime, "names": names}
+    # One exit (the engine inlines the test into its callers): each conjunct sets `ok`, and
+    # the next one runs only while it holds.
     body: list[str] = []
     env = False  # whether the environment dict is built yet (once, for every general goal)
     for i, goal in enumerate(goals):
+        pad = "    " * (i + 1)
+        if i:
+            body.append(f"{pad[4:]}if ok:")
         scope[f"goal{i}"] = goal.holds
-        slow = f"goal{i}(dict(zip(names, v)), runtime.knowledge)"
         fast = _comparison(goal.term, names)
         if fast is None:
             if not env:
-                body.append("    env = dict(zip(names, v))\n    kb = runtime.knowledge")
+                body.append(f"{pad}env = dict(zip(names, v))\n{pad}kb = runtime.knowledge")
                 env = True
-            body.append(f"    if not goal{i}(env, kb):\n        return False")
+            body.append(f"{pad}ok = goal{i}(env, kb)")
             continue
         expression, read = fast
-        loads = "".join(f"    x{p} = v[{p}]\n" for p in read)
+        body += [f"{pad}x{p} = v[{p}]" for p in read]
         guard = " and ".join(f"x{p}.__class__ in NUM" for p in read) or "True"
         body.append(
-            f"{loads}    if {guard}:\n        if not ({expression}):\n            return False\n"
-            f"    elif not {slow}:\n        return False"
+            f"{pad}if {guard}:\n{pad}    ok = {expression}\n{pad}else:\n"
+            f"{pad}    ok = goal{i}(dict(zip(names, v)), runtime.knowledge)"
         )
-    source = "def check(v):\n" + "\n".join(body) + "\n    return True\n"
+    source = "def check(v):\n" + "\n".join(body) + "\n    return ok\n"
     return define(source, "where", scope)
 
 

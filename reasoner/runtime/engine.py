@@ -44,6 +44,7 @@ from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNo
 from reasoner.runtime.conditions import NUMBER_TYPES, condition
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.generated import define
+from reasoner.runtime.inline import inline
 from reasoner.runtime.nodes import (
     ClockNode,
     ExpandNode,
@@ -317,9 +318,11 @@ class Engine:
             for i, node in enumerate(self._nodes)
             if not isinstance(node, SourceNode | UnionNode | FilterNode | ExpandNode)
         ]
-        for key, sources in self._source_nodes.items():
-            # Updated in place: heads hold these lists.
-            self._receivers(*key)[:] = [dispatcher(sources)]
+        for (name, arity), sources in self._source_nodes.items():
+            # One function per event type, the network above its sources fused into it
+            # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
+            fused = inline(dispatcher(sources), f"{name}/{arity}")
+            self._receivers(name, arity)[:] = [fused]
         windows = [h for h in horizon.values() if h is not None]
         if windows:
             # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
@@ -364,19 +367,19 @@ class Engine:
             rule=out,
             provenance=provenance,
         )
-        trace = "    event.sources = provenance(w)\n" if self._provenance else ""
+        trace = "        event.sources = provenance(w)\n" if self._provenance else ""
         source = (
             "def derive(v, s, e, w):\n"
             f"    event = new(kind, (name, {arguments}, s, e))\n"
             "    if event in seen:\n"
             "        engine._counts['duplicates'] += 1\n"
-            "        return\n"
-            "    seen.add(event)\n"
+            "    else:\n"
+            "        seen.add(event)\n"
             f"{trace}"
-            "    if receivers or agenda or callbacks:\n"
-            "        append((event, receivers, rule))\n"
-            "    else:  # nothing waits for it and nothing is queued before it: report it now\n"
-            "        engine._detected.append(event)\n"
+            "        if receivers or agenda or callbacks:\n"
+            "            append((event, receivers, rule))\n"
+            "        else:  # nothing waits for it and nothing is queued: report it now\n"
+            "            engine._detected.append(event)\n"
         )
         return define(source, f"head {out.head.name}", scope)
 
@@ -412,25 +415,23 @@ class Engine:
         if (
             type(event) is not Event
             or self._lateness
-            or (event[0], len(event[1])) not in self._routes
             or type(start := event[2]) not in NUMBER_TYPES
             or type(end := event[3]) not in NUMBER_TYPES
             or not 0 <= start <= end
             or end < self._runtime.now
             or (self._max_span is not None and end - start > self._max_span)
+            or (event[0], len(event[1])) not in self._routes
         ):
             self._validate(event)
         self._counts["events_in"] += 1
-        if not self._lateness:
-            detected: list[Event] = []
-            self._detected = detected
-            self._process(event)
-            if detected:
-                self._count(len(detected))
-            return detected
-        heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
-        self._latest = max(self._latest, event.end)
-        return self._release(self._latest - self._lateness)
+        if self._lateness:
+            heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
+            self._latest = max(self._latest, event.end)
+            return self._release(self._latest - self._lateness)
+        detected: list[Event] = []
+        self._detected = detected
+        self._process(event)
+        return detected
 
     def flush(self) -> list[Event]:
         """Process every buffered event (at the end of a stream with a lateness bound)."""
@@ -440,11 +441,14 @@ class Engine:
         self._detected = []
         while self._buffer and self._buffer[0][0] <= up_to:
             self._process(heapq.heappop(self._buffer)[2])
-        self._count(len(self._detected))
         return self._detected
 
     def _process(self, event: Event) -> None:
+        """Process one (checked) event: the clock moves to its end, it is dispatched, and
+        the agenda drained into ``_detected``."""
         name, args, start, end = event
+        detected = self._detected
+        already = len(detected)
         runtime = self._runtime
         if end > runtime.now:
             if runtime.timers and runtime.timers[0][0] <= end:
@@ -454,16 +458,20 @@ class Engine:
         seen = self._seen
         if event in seen:
             self._counts["duplicates"] += 1
-            return
-        seen.add(event)
-        self._since_sweep += 1
-        receivers = self._routes.get((name, len(args)))
-        if receivers:
-            why = event if self._provenance else None
-            for receive in receivers:
-                receive(args, start, end, why)
-            if self._agenda:
-                self._drain()
+        else:
+            seen.add(event)
+            receivers = self._routes.get((name, len(args)))
+            if receivers:
+                why = event if self._provenance else None
+                for receive in receivers:
+                    receive(args, start, end, why)
+                if self._agenda:
+                    self._drain()
+        # the event and its detections are work a sweep can pay for
+        new = len(detected) - already
+        self._since_sweep += 1 + new
+        if new:
+            self._counts["detections"] += new
 
     def advance(self, time: Any) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""

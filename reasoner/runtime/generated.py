@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
+from types import FunctionType
 from typing import Any
 
 _serial = count(1)
@@ -45,3 +46,11 @@ def define(source: str, label: str, scope: dict[str, Any]) -> Callable[..., Any]
     exec(code, namespace)
     function: Callable[..., Any] = namespace[code.co_names[0]]
     return function
+
+
+def generated_source(function: Any) -> str | None:
+    """The source of a function :func:`define` made (None for any other callable)."""
+    if type(function) is not FunctionType:
+        return None
+    loader = function.__globals__.get("__loader__")
+    return loader.source if isinstance(loader, _SourceLoader) else None

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from itertools import count, islice
+from itertools import count
 from operator import itemgetter
 from typing import Any
 
@@ -27,7 +27,6 @@ from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
 from reasoner.runtime.probes import (
-    END,
     ProbeSpec,
     build_probe,
     key_expr,
@@ -421,16 +420,9 @@ class NegationNode(Node):
     __slots__ = (
         "left",
         "blockers",
-        "_rkey",
-        "_rest",
         "_bkey_out",
         "_bkey_neg",
         "_bkey_width",
-        "_check",
-        "_window",
-        "_policy",
-        "_trace",
-        "_bkey_rest",
         "left_in",
         "right_in",
         "negated_in",
@@ -454,24 +446,10 @@ class NegationNode(Node):
         super().__init__(node_id, runtime)
         self.left = make_store(policy, tie_break)
         self.blockers = Blockers()
-        self._trace = provenance
-        # When the blocker key comes from the right occurrence alone, one look-up per right
-        # occurrence finds the latest blocker before it; the left occurrences (sorted by end)
-        # that end before that blocker starts are blocked, a prefix skipped by binary search.
-        self._bkey_rest = (
-            picker([o - left_width for o, _ in blocker_key])
-            if probes.SKIP_BY_END and all(o >= left_width for o, _ in blocker_key)
-            else None
-        )
-        self._rkey = picker(right_key)
-        self._rest = tuple_picker(right_rest)
         self._bkey_out = picker([o for o, _ in blocker_key])
         self._bkey_neg = picker([n for _, n in blocker_key])
         # how many leading (left) values the blocker key reads
         self._bkey_width = max((o for o, _ in blocker_key), default=-1) + 1
-        self._check = check
-        self._window = window
-        self._policy = policy
         self.left_in: Emit = define(
             f"def left_in(v, s, e, w):\n    key = {key_expr('v', left_key)}\n"
             + "\n".join(store_lines("store", "buckets", "(v, s, e, w)", policy, "    "))
@@ -479,7 +457,29 @@ class NegationNode(Node):
             "not left",
             {"store": self.left, "buckets": self.left.buckets},
         )
-        self.right_in = self._right
+        from_right = all(o >= left_width for o, _ in blocker_key)
+        self.right_in: Emit = define(
+            probes.negation_source(
+                right_key,
+                right_rest,
+                [o - left_width for o, _ in blocker_key] if from_right else None,
+                [o for o, _ in blocker_key],
+                window is not None,
+                check is not None,
+                policy,
+                provenance,
+            ),
+            f"not right/{policy}",
+            {
+                "node": self,
+                "store": self.left,
+                "buckets": self.left.buckets,
+                "latest_start": self.blockers.latest_start,
+                "check": check,
+                "window": window,
+                **probes.HELPERS,
+            },
+        )
         self.negated_in = self._negated
 
     def stores(self) -> tuple[Store, ...]:
@@ -490,36 +490,6 @@ class NegationNode(Node):
 
     def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
         self.blockers.add(self._bkey_neg(v), s, e)
-
-    def _right(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        key = self._rkey(v)
-        bucket = self.left.buckets.get(key)
-        if not bucket:
-            return
-        # No copy of the bucket: chronological returns right after removing from it, and a
-        # recent bucket holds one occurrence.
-        rest, window, check = self._rest(v), self._window, self._check
-        candidates: Iterable[tuple[int, Occurrence]]
-        if self._bkey_rest is not None:
-            latest = self.blockers.latest_start(self._bkey_rest(rest), s)
-            first = bisect_left(bucket, latest, key=END) if latest > -INF else 0
-            candidates, blocked = enumerate(islice(bucket, first, None), first), None
-        else:
-            candidates, blocked = enumerate(bucket), self.blockers.between
-        for index, (lv, ls, le, lw) in candidates:
-            if not le < s or (window is not None and e - ls > window):
-                continue
-            values = lv + rest
-            if blocked is not None and blocked(self._bkey_out(values), le, s):
-                continue
-            if check is not None and not check(values):
-                continue
-            why = (lw, w) if self._trace else None
-            if self._policy == "chronological":
-                self.left.remove(key, index)
-                self.emit(values, ls, e, why)
-                return
-            self.emit(values, ls, e, why)
 
     def held(self) -> Time:
         return self.left.earliest_start()

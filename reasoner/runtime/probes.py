@@ -14,10 +14,9 @@ sorted by end: PAR skips with one binary search the partners that end too early 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -47,6 +46,13 @@ END = itemgetter(2)
 #: Whether PAR and NOT skip, by binary search on the sorted ends, the partners that cannot
 #: match (a test turns it off to check that skipping never changes a detection).
 SKIP_BY_END = True
+#: What generated probes read besides their node's own objects.
+HELPERS: dict[str, Any] = {
+    "bisect_left": bisect_left,
+    "bisect_right": bisect_right,
+    "END": END,
+    "NO_START": float("-inf"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +106,17 @@ def probe_source(spec: ProbeSpec) -> str:
     lines.append(f"    key = {key_expr(me + 'v', spec.key)}")
     lines.append(f"    bucket = {other}_buckets.get(key)")
     lines.append("    if bucket:")
-    items = "bucket"
     skip = spec.op == "par" and SKIP_BY_END
     if skip:  # partners ending no later than this occurrence starts never overlap
         lines.append(f"        first = bisect_right(bucket, {me}s, key=END)")
-        items = "islice(bucket, first, None)"
-    enumerated = f"enumerate({items}, first)" if skip else f"enumerate({items})"
-    loop = f"index, ({partner}) in {enumerated}" if chrono else f"{partner} in {items}"
-    lines.append(f"        for {loop}:")
+        lines += [
+            "        for index in range(first, len(bucket)):",
+            f"            {partner} = bucket[index]",
+        ]
+    elif chrono:
+        lines.append(f"        for index, ({partner}) in enumerate(bucket):")
+    else:
+        lines.append(f"        for {partner} in bucket:")
     depth = 3
     guards = [condition] if condition else []
     if spec.window:
@@ -127,16 +136,92 @@ def probe_source(spec: ProbeSpec) -> str:
         lines.append(f"{pad}    del {other}_buckets[key]")
         lines.append(f"{pad}{other}_store.size -= 1")
     lines.append(f"{pad}node.emit(values, {start}, {end}, {why})")
-    if chrono:
-        lines.append(f"{pad}return")
+    store: list[str] = []  # storing the arriving occurrence, at depth 0
     if spec.keep in (KEEP, NOW, POINT):
-        pad = "    "
         if spec.keep == POINT:
-            lines.append(f"    if {me}s == {me}e:")
-            pad = "        "
+            store.append(f"if {me}s == {me}e:")
         occurrence = f"({me}v, {me}s, {me}e, {me}w)"
-        lines += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, pad)
+        inner = "    " if spec.keep == POINT else ""
+        store += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, inner)
+    if not chrono:
+        return "\n".join(lines + _indent(store, 1)) + "\n"
+    # Chronological: the first match consumes both; only an unmatched occurrence is stored
+    # (no early return: the engine inlines probes into their callers).
+    lines.append(f"{pad}break")
+    if store:
+        lines += ["        else:", *_indent(store, 3), "    else:", *_indent(store, 2)]
     return "\n".join(lines) + "\n"
+
+
+def negation_source(
+    right_key: Sequence[int],
+    right_rest: Sequence[int],
+    blocker_rest: Sequence[int] | None,
+    blocker_values: Sequence[int],
+    window: bool,
+    check: bool,
+    policy: str,
+    provenance: bool,
+) -> str:
+    """The Python source of ``NOT(n).[left, right]``'s right input ``probe(v, s, e, w)``:
+    every stored left occurrence that ends before this one starts, with no blocker (an
+    occurrence of n) strictly between them.
+
+    When the blocker key comes from the right occurrence alone (``blocker_rest``: its
+    positions in the right values the left lack), one look-up finds the latest blocker
+    before this occurrence, and the left occurrences ending before that blocker starts (a
+    prefix of the bucket, which is sorted by end) are skipped by binary search. Otherwise
+    each candidate pair asks the blockers with its own key (``blocker_values``: positions in
+    the joined values).
+    """
+    chrono = policy == "chronological"
+    lines = [
+        "def probe(rv, rs, re, rw):",
+        f"    key = {key_expr('rv', right_key)}",
+        "    bucket = buckets.get(key)",
+        "    if bucket:",
+        f"        rest = {tuple_expr('rv', right_rest)}",
+    ]
+    if blocker_rest is not None and SKIP_BY_END:
+        lines.append(f"        latest = latest_start({key_expr('rest', blocker_rest)}, rs)")
+        lines.append(
+            "        first = bisect_left(bucket, latest, key=END) if latest > NO_START else 0"
+        )
+        lines += [
+            "        for index in range(first, len(bucket)):",
+            "            lv, ls, le, lw = bucket[index]",
+        ]
+    elif chrono:
+        lines.append("        for index, (lv, ls, le, lw) in enumerate(bucket):")
+    else:
+        lines.append("        for lv, ls, le, lw in bucket:")
+    lines.append("            if (le < rs)" + (" and (re - ls <= window):" if window else ":"))
+    lines.append("                values = lv + rest")
+    depth = 4
+    if blocker_rest is None or not SKIP_BY_END:
+        key = key_expr("values", blocker_values)
+        lines.append("    " * depth + f"if not latest_start({key}, rs) > le:")
+        depth += 1
+    if check:
+        lines.append("    " * depth + "if check(values):")
+        depth += 1
+    pad = "    " * depth
+    if chrono:  # consume the left occurrence (Store.remove, inlined)
+        lines += [
+            f"{pad}del bucket[index]",
+            f"{pad}if not bucket:",
+            f"{pad}    del buckets[key]",
+            f"{pad}store.size -= 1",
+        ]
+    why = "(lw, rw)" if provenance else "None"
+    lines.append(f"{pad}node.emit(values, ls, re, {why})")
+    if chrono:
+        lines.append(f"{pad}break")
+    return "\n".join(lines) + "\n"
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    return ["    " * depth + line for line in lines]
 
 
 def store_lines(store: str, buckets: str, occurrence: str, policy: str, pad: str) -> list[str]:
@@ -158,5 +243,5 @@ def store_lines(store: str, buckets: str, occurrence: str, policy: str, pad: str
 def build_probe(spec: ProbeSpec, namespace: dict[str, Any]) -> Callable[..., None]:
     """Compile :func:`probe_source` against ``namespace`` (the node, its stores, check,
     window and refresh) and return the function."""
-    namespace = {**namespace, "bisect_right": bisect_right, "islice": islice, "END": END}
+    namespace = {**namespace, **HELPERS}
     return define(probe_source(spec), f"probe {spec.op}/{spec.policy}/{spec.side}", namespace)

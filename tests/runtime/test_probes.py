@@ -25,7 +25,7 @@ def test_a_chronological_seq_probe_consumes_the_first_fitting_partner() -> None:
     assert "key = rv[0]" in source  # the join key, inlined
     assert "values = lv + (rv[1], )" in source  # the right values the left lacks
     assert "if (le < rs):" in source and "if check(values):" in source
-    assert "del bucket[index]" in source and "return" in source
+    assert "del bucket[index]" in source and "break" in source  # consumed: stop looking
     assert "r_buckets" not in source  # SEQ never stores its right side
 
 
