@@ -153,6 +153,7 @@ class Engine:
         if max_span is not None and not _is_time(max_span):
             raise EngineError(f"max_span must be a non-negative number or None, not {max_span!r}")
         self._max_span = max_span
+        self._span_limit = math.inf if max_span is None else max_span
         self._provenance = provenance
         self._buffer: list[tuple[Any, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Any = -math.inf
@@ -349,10 +350,10 @@ class Engine:
         return self._routes.setdefault((name, arity), [])
 
     def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
-        """A rule's output: builds the head event, drops duplicates and queues it (with
-        its receivers) on the agenda; an event no source and no callback waits for, with an
-        empty agenda, is reported at once (the agenda would yield it next and do nothing
-        else with it). Generated, with the head arguments inlined."""
+        """A rule's output: builds the head event and drops duplicates; reports the rest at
+        once (in derivation order, which is the order the agenda dispatches them in) and
+        queues the ones sources wait for on the agenda. Generated, with the head arguments
+        inlined."""
         arguments, scope = _head_arguments(out.head.args, out.variables, prefixes)
         scope.update(
             name=out.head.name,
@@ -360,8 +361,8 @@ class Engine:
             kind=Detection if self._provenance else Event,
             seen=self._seen,
             append=self._agenda.append,
-            agenda=self._agenda,
             callbacks=self._callbacks,
+            notify=self._notify,
             receivers=self._receivers(out.head.name, len(out.head.args)),
             engine=self,
             rule=out,
@@ -376,10 +377,11 @@ class Engine:
             "    else:\n"
             "        seen.add(event)\n"
             f"{trace}"
-            "        if receivers or agenda or callbacks:\n"
+            "        engine._detected.append(event)\n"
+            "        if callbacks:\n"
+            "            notify(event)\n"
+            "        if receivers:\n"
             "            append((event, receivers, rule))\n"
-            "        else:  # nothing waits for it and nothing is queued: report it now\n"
-            "            engine._detected.append(event)\n"
         )
         return define(source, f"head {out.head.name}", scope)
 
@@ -399,7 +401,8 @@ class Engine:
         self._runtime.knowledge = knowledge
 
     def on(self, name: str | None, callback: Callback) -> None:
-        """Call ``callback(event)`` for every detection of ``name`` (None: every detection)."""
+        """Call ``callback(event)`` for every detection of ``name`` (None: every detection),
+        as soon as it is detected (before the rules reading it see it)."""
         self._callbacks.setdefault(name, []).append(callback)
 
     def push(self, event: Event) -> list[Event]:
@@ -419,19 +422,28 @@ class Engine:
             or type(end := event[3]) not in NUMBER_TYPES
             or not 0 <= start <= end
             or end < self._runtime.now
-            or (self._max_span is not None and end - start > self._max_span)
-            or (event[0], len(event[1])) not in self._routes
+            or end - start > self._span_limit
+            or (receivers := self._routes.get((event[0], len(event[1])))) is None
         ):
-            self._validate(event)
+            return self._push_checked(event)
+        self._counts["events_in"] += 1
+        detected: list[Event] = []
+        self._detected = detected
+        self._process(event, receivers)
+        return detected
+
+    def _push_checked(self, event: Event) -> list[Event]:
+        """:meth:`push` with the full checks (raising EventError with the reason), and the
+        buffer of a lateness bound."""
+        self._validate(event)
         self._counts["events_in"] += 1
         if self._lateness:
             heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
             self._latest = max(self._latest, event.end)
             return self._release(self._latest - self._lateness)
-        detected: list[Event] = []
-        self._detected = detected
-        self._process(event)
-        return detected
+        self._detected = []
+        self._process(event, self._routes.get((event.name, len(event.args))))
+        return self._detected
 
     def flush(self) -> list[Event]:
         """Process every buffered event (at the end of a stream with a lateness bound)."""
@@ -440,27 +452,29 @@ class Engine:
     def _release(self, up_to: Any) -> list[Event]:
         self._detected = []
         while self._buffer and self._buffer[0][0] <= up_to:
-            self._process(heapq.heappop(self._buffer)[2])
+            event = heapq.heappop(self._buffer)[2]
+            self._process(event, self._routes.get((event.name, len(event.args))))
         return self._detected
 
-    def _process(self, event: Event) -> None:
-        """Process one (checked) event: the clock moves to its end, it is dispatched, and
-        the agenda drained into ``_detected``."""
+    def _process(self, event: Event, receivers: list[Callable[..., None]] | None) -> None:
+        """Process one checked event (``receivers``: its sources'): the clock moves to its
+        end, it is dispatched, and the agenda drained into ``_detected``."""
         name, args, start, end = event
         detected = self._detected
         already = len(detected)
         runtime = self._runtime
+        fresh = False  # whether nothing happened yet at this time point
         if end > runtime.now:
             if runtime.timers and runtime.timers[0][0] <= end:
                 self._advance(end)
             else:
                 self._tick(end)
+                fresh = True
         seen = self._seen
-        if event in seen:
+        if not fresh and event in seen:
             self._counts["duplicates"] += 1
         else:
             seen.add(event)
-            receivers = self._routes.get((name, len(args)))
             if receivers:
                 why = event if self._provenance else None
                 for receive in receivers:
@@ -554,26 +568,26 @@ class Engine:
         self._since_sweep += detections
 
     def _drain(self) -> None:
-        """Report the agenda's detections and dispatch them to their receivers, FIFO (at
-        most ``max_derivations`` of them, the guard against runaway recursion)."""
-        agenda, detected = self._agenda, self._detected
-        callbacks, trace = self._callbacks, self._provenance
+        """Dispatch the agenda's derived events to their receivers, FIFO (at most
+        ``max_derivations`` of them, the guard against runaway recursion)."""
+        agenda, trace = self._agenda, self._provenance
         limit = self._max_derivations
         while agenda:
             event, receivers, rule = agenda.popleft()
-            detected.append(event)
             limit -= 1
             if limit < 0:
                 agenda.clear()
                 raise self._runaway(rule)
-            if callbacks:
-                for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
-                    callback(event)
-            if receivers:
-                why = event if trace else None
-                _, args, start, end = event
-                for receive in receivers:
-                    receive(args, start, end, why)
+            _, args, start, end = event
+            why = event if trace else None
+            for receive in receivers:
+                receive(args, start, end, why)
+
+    def _notify(self, event: Event) -> None:
+        """Call the callbacks registered for ``event``'s name, then those for every event."""
+        callbacks = self._callbacks
+        for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
+            callback(event)
 
     def collect(self) -> int:
         """Free every stored occurrence that can no longer contribute to a detection and

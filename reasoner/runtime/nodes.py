@@ -421,7 +421,6 @@ class NegationNode(Node):
         "left",
         "blockers",
         "_bkey_out",
-        "_bkey_neg",
         "_bkey_width",
         "left_in",
         "right_in",
@@ -447,7 +446,7 @@ class NegationNode(Node):
         self.left = make_store(policy, tie_break)
         self.blockers = Blockers()
         self._bkey_out = picker([o for o, _ in blocker_key])
-        self._bkey_neg = picker([n for _, n in blocker_key])
+        negated_key = [n for _, n in blocker_key]
         # how many leading (left) values the blocker key reads
         self._bkey_width = max((o for o, _ in blocker_key), default=-1) + 1
         self.left_in: Emit = define(
@@ -480,16 +479,17 @@ class NegationNode(Node):
                 **probes.HELPERS,
             },
         )
-        self.negated_in = self._negated
+        self.negated_in: Emit = define(
+            f"def negated_in(v, s, e, w):\n    add({key_expr('v', negated_key)}, s, e)\n",
+            "not negated",
+            {"add": self.blockers.add},
+        )
 
     def stores(self) -> tuple[Store, ...]:
         return (self.left,)
 
     def stored(self) -> int:
         return self.left.size + self.blockers.size
-
-    def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        self.blockers.add(self._bkey_neg(v), s, e)
 
     def held(self) -> Time:
         return self.left.earliest_start()

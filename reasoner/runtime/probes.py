@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from reasoner.compiler.network import KEEP, NOW, POINT
+from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION
 from reasoner.runtime.generated import define
 
 #: Per operator: the time condition on a (left, right) pair, and the output interval
@@ -88,6 +88,33 @@ def key_expr(name: str, positions: Sequence[int]) -> str:
 
 def probe_source(spec: ProbeSpec) -> str:
     """The Python source of one join input ``probe(v, s, e, w)``."""
+    me = "l" if spec.side == 0 else "r"
+    lines = [f"def probe({me}v, {me}s, {me}e, {me}w):"]
+    if spec.volatile:
+        lines.append("    refresh()")
+    lines.append(f"    key = {key_expr(me + 'v', spec.key)}")
+    store: list[str] = []  # storing the arriving occurrence, at depth 0
+    if spec.keep in (KEEP, NOW, POINT):
+        if spec.keep == POINT:
+            store.append(f"if {me}s == {me}e:")
+        occurrence = f"({me}v, {me}s, {me}e, {me}w)"
+        inner = "    " if spec.keep == POINT else ""
+        store += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, inner)
+    if RETENTION[spec.op][1 - spec.side] == NONE:  # no partners ever wait (SEQ's right)
+        return "\n".join(lines + _indent(store, 1)) + "\n"
+    lines += _matching(spec)
+    if spec.policy != "chronological":
+        return "\n".join(lines + _indent(store, 1)) + "\n"
+    # Chronological: the first match consumes both and breaks; only an unmatched occurrence
+    # is stored (no early return: the engine inlines probes into their callers).
+    if store:
+        lines += ["        else:", *_indent(store, 3), "    else:", *_indent(store, 2)]
+    return "\n".join(lines) + "\n"
+
+
+def _matching(spec: ProbeSpec) -> list[str]:
+    """The lines (at depth 1) looking up the partners of an arriving occurrence and emitting
+    every pair that fits (chronological: the first, consumed, then ``break``)."""
     me, other = ("l", "r") if spec.side == 0 else ("r", "l")
     condition, start, end = INTERVALS[spec.op]
     if tuple(spec.rest) == tuple(range(spec.right_width)):
@@ -99,17 +126,11 @@ def probe_source(spec: ProbeSpec) -> str:
     why = "(lw, rw)" if spec.provenance else "None"
     chrono = spec.policy == "chronological"
     partner = f"{other}v, {other}s, {other}e, {other}w"
-
-    lines = [f"def probe({me}v, {me}s, {me}e, {me}w):"]
-    if spec.volatile:
-        lines.append("    refresh()")
-    lines.append(f"    key = {key_expr(me + 'v', spec.key)}")
-    lines.append(f"    bucket = {other}_buckets.get(key)")
-    lines.append("    if bucket:")
-    skip = spec.op == "par" and SKIP_BY_END
-    if skip:  # partners ending no later than this occurrence starts never overlap
-        lines.append(f"        first = bisect_right(bucket, {me}s, key=END)")
+    lines = [f"    bucket = {other}_buckets.get(key)", "    if bucket:"]
+    if spec.op == "par" and SKIP_BY_END:
+        # partners ending no later than this occurrence starts never overlap
         lines += [
+            f"        first = bisect_right(bucket, {me}s, key=END)",
             "        for index in range(first, len(bucket)):",
             f"            {partner} = bucket[index]",
         ]
@@ -128,29 +149,16 @@ def probe_source(spec: ProbeSpec) -> str:
     lines.append(f"{pad}values = {values}")
     if spec.check:
         lines.append(f"{pad}if check(values):")
-        depth += 1
-        pad = "    " * depth
+        pad += "    "
     if chrono:  # consume the partner (Store.remove, inlined)
         lines.append(f"{pad}del bucket[index]")
         lines.append(f"{pad}if not bucket:")
         lines.append(f"{pad}    del {other}_buckets[key]")
         lines.append(f"{pad}{other}_store.size -= 1")
     lines.append(f"{pad}node.emit(values, {start}, {end}, {why})")
-    store: list[str] = []  # storing the arriving occurrence, at depth 0
-    if spec.keep in (KEEP, NOW, POINT):
-        if spec.keep == POINT:
-            store.append(f"if {me}s == {me}e:")
-        occurrence = f"({me}v, {me}s, {me}e, {me}w)"
-        inner = "    " if spec.keep == POINT else ""
-        store += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, inner)
-    if not chrono:
-        return "\n".join(lines + _indent(store, 1)) + "\n"
-    # Chronological: the first match consumes both; only an unmatched occurrence is stored
-    # (no early return: the engine inlines probes into their callers).
-    lines.append(f"{pad}break")
-    if store:
-        lines += ["        else:", *_indent(store, 3), "    else:", *_indent(store, 2)]
-    return "\n".join(lines) + "\n"
+    if chrono:
+        lines.append(f"{pad}break")
+    return lines
 
 
 def negation_source(
