@@ -35,7 +35,8 @@ from reasoner.values import IRI, Struct, Time, Value
 
 _PLAIN = frozenset((int, float, str))
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # what json.loads runs, minus its checks
+# What json.loads runs, minus its checks (typeshed types the decoder argument oddly).
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def read_jsonl(
