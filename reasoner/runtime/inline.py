@@ -93,10 +93,6 @@ class _Body:
             return None
         return cls(function, tree)
 
-    def scope(self) -> dict[str, Any]:
-        scope: dict[str, Any] = self.function.__globals__
-        return scope
-
 
 class _Fuser:
     """Builds one fused function: its scope, and a serial number per inlined body."""
@@ -120,7 +116,7 @@ class _Fuser:
         """A renamed copy of ``body``'s definition, its own calls inlined; ``bound`` maps
         parameters to the caller's argument expressions (names are substituted)."""
         prefix = f"_{next(self.serial)}_"
-        globals_ = body.scope()
+        globals_: dict[str, Any] = body.function.__globals__
         names: dict[str, str | ast.Constant] = {name: prefix + name for name in body.locals}
         preamble: list[ast.stmt] = []
         for name, argument in bound:
