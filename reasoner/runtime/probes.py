@@ -150,11 +150,8 @@ def _matching(spec: ProbeSpec) -> list[str]:
     if spec.check:
         lines.append(f"{pad}if check(values):")
         pad += "    "
-    if chrono:  # consume the partner (Store.remove, inlined)
-        lines.append(f"{pad}del bucket[index]")
-        lines.append(f"{pad}if not bucket:")
-        lines.append(f"{pad}    del {other}_buckets[key]")
-        lines.append(f"{pad}{other}_store.size -= 1")
+    if chrono:  # consume the partner
+        lines += remove_lines(f"{other}_store", f"{other}_buckets", pad)
     lines.append(f"{pad}node.emit(values, {start}, {end}, {why})")
     if chrono:
         lines.append(f"{pad}break")
@@ -214,13 +211,8 @@ def negation_source(
         lines.append("    " * depth + "if check(values):")
         depth += 1
     pad = "    " * depth
-    if chrono:  # consume the left occurrence (Store.remove, inlined)
-        lines += [
-            f"{pad}del bucket[index]",
-            f"{pad}if not bucket:",
-            f"{pad}    del buckets[key]",
-            f"{pad}store.size -= 1",
-        ]
+    if chrono:  # consume the left occurrence
+        lines += remove_lines("store", "buckets", pad)
     why = "(lw, rw)" if provenance else "None"
     lines.append(f"{pad}node.emit(values, ls, re, {why})")
     if chrono:
@@ -245,6 +237,17 @@ def store_lines(store: str, buckets: str, occurrence: str, policy: str, pad: str
         f"{pad}else:",
         f"{pad}    own.append({occurrence})",
         f"{pad}{store}.size += 1",
+    ]
+
+
+def remove_lines(store: str, buckets: str, pad: str) -> list[str]:
+    """Python source removing ``bucket[index]`` (found under ``key``) from ``store``:
+    :meth:`Store.remove <reasoner.runtime.policies.Store.remove>` inlined."""
+    return [
+        f"{pad}del bucket[index]",
+        f"{pad}if not bucket:",
+        f"{pad}    del {buckets}[key]",
+        f"{pad}{store}.size -= 1",
     ]
 
 
