@@ -77,7 +77,7 @@ def compile_program(
     binarizer = Binarizer(first_node)
     outputs = []
     for index, rule in enumerate(program.event_rules, start=first_rule):
-        body, policy = _apply_properties(rule, options.policy)
+        body, policy = apply_properties(rule, options.policy)
         for alternative in alternatives(rule.head, body):
             node, names = binarizer.compile(alternative, policy)
             outputs.append(Output(index, node, rule.head, names, rule.label, rule.span))
@@ -90,7 +90,7 @@ def compile_program(
     )
 
 
-def _apply_properties(rule: EventRule, policy: str) -> tuple[Pattern, str]:
+def apply_properties(rule: EventRule, policy: str) -> tuple[Pattern, str]:
     body: Pattern = rule.body
     for name, value in rule.properties:
         if name in WINDOW_PROPERTIES:

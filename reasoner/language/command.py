@@ -1,8 +1,9 @@
-"""``reasoner check RULES... [--emit ast]``: parse and check rule files.
+"""``reasoner check RULES... [--emit ast|network|partitioning]``: parse and check rule files.
 
 Every file is parsed and checked; every diagnostic goes to standard error as
 ``file:line:col: message`` with the source line and a caret. Exit status 0 when every file is
-valid (warnings allowed), 1 otherwise. ``--emit ast`` prints each valid file's AST dump.
+valid (warnings allowed), 1 otherwise. ``--emit ast`` prints each valid file's AST dump,
+``--emit partitioning`` the partition analysis of all the files together.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ def _network(program: Program) -> str:
     return compile_program(program).dump()
 
 
-EMITTERS: dict[str, Any] = {"ast": dump, "network": _network}
+def _partitioning(program: Program) -> str:
+    from reasoner.compiler.partition import analyse
+
+    return analyse(program).dump(program)
+
+
+EMITTERS: dict[str, Any] = {"ast": dump, "network": _network, "partitioning": _partitioning}
+#: The forms printed once for all the files together (one program), when all are valid.
+WHOLE_PROGRAM = ("partitioning",)
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +55,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
     p.add_argument(
-        "--emit", choices=sorted(EMITTERS), help="print this form of each valid file on stdout"
+        "--emit",
+        choices=sorted(EMITTERS),
+        help="print this form of each valid file on stdout (partitioning: of all the files "
+        "together, the partition key and the rules it keys; docs/scale-out.md)",
     )
     p.set_defaults(handler=run)
 
@@ -68,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     status = 0
+    whole = Program()
     for path in args.rules:
         try:
             program = parse_file(path)
@@ -85,6 +98,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(d.render(), file=err)
         if any(d.severity == "error" for d in diagnostics):
             status = 1
+        elif args.emit in WHOLE_PROGRAM:
+            whole = whole + program
         elif args.emit:
             out.write(EMITTERS[args.emit](program))
+    if args.emit in WHOLE_PROGRAM and status == 0:
+        out.write(EMITTERS[args.emit](whole))
     return status
