@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,3 +35,24 @@ Value = int | float | Fraction | str | IRI | Struct | tuple  # tuple: a Prolog l
 
 #: Time stamps: non-negative numbers (ISO-8601 input is converted to epoch seconds).
 Time = int | float | Fraction
+
+
+def json_value(value: Value) -> Any:
+    """A value as JSON data, the form event files use: ``{"iri": ...}`` for an IRI,
+    ``{"functor": f, "args": [...]}`` for a compound value, a list for a list, and a whole
+    ``Fraction`` as an integer (others as a float).
+
+    >>> json_value((IRI("http://ex.org/a"), Struct("f", (1,)), Fraction(3, 2)))
+    [{'iri': 'http://ex.org/a'}, {'functor': 'f', 'args': [1]}, 1.5]
+    """
+    match value:
+        case IRI(iri):
+            return {"iri": iri}
+        case Struct(functor, args):
+            return {"functor": functor, "args": [json_value(item) for item in args]}
+        case tuple():
+            return [json_value(item) for item in value]
+        case Fraction():
+            return value.numerator if value.denominator == 1 else float(value)
+        case _:
+            return value

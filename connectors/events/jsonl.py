@@ -23,7 +23,6 @@ import json
 import json.scanner
 import sys
 from collections.abc import Iterable, Iterator
-from fractions import Fraction
 from itertools import islice
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +30,7 @@ from typing import Any, TextIO
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
 from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
 from reasoner.runtime.events import Event
-from reasoner.values import IRI, Struct, Time, Value
+from reasoner.values import IRI, Struct, Time, Value, json_value
 
 _PLAIN = frozenset((int, float, str))
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
@@ -224,7 +223,7 @@ class JsonLinesWriter:
         args = event.args
         for item in args:
             if type(item) not in _PLAIN:
-                encoded: list[Any] = [_encode_value(value) for value in args]
+                encoded: list[Any] = [json_value(value) for value in args]
                 break
         else:
             encoded = list(args)
@@ -232,7 +231,7 @@ class JsonLinesWriter:
             start: Any = epoch_to_iso(event.start)
             end: Any = start if event.end == event.start else epoch_to_iso(event.end)
         else:
-            start, end = _number(event.start), _number(event.end)
+            start, end = json_value(event.start), json_value(event.end)
         return {"name": event.name, "args": encoded, "start": start, "end": end}
 
     def write_all(self, events: Iterable[Event]) -> int:
@@ -245,22 +244,3 @@ class JsonLinesWriter:
             count += len(chunk)
         return count
 
-
-def _number(value: Time) -> int | float:
-    if type(value) is Fraction:
-        return value.numerator if value.denominator == 1 else float(value)
-    return value  # type: ignore[return-value]
-
-
-def _encode_value(value: Value) -> Any:
-    match value:
-        case IRI(iri):
-            return {"iri": iri}
-        case Struct(functor, args):
-            return {"functor": functor, "args": [_encode_value(item) for item in args]}
-        case tuple():
-            return [_encode_value(item) for item in value]
-        case Fraction():
-            return _number(value)
-        case _:
-            return value

@@ -2,7 +2,8 @@
 
 While the engine replays, a :class:`~reasoner.server.SparqlServer` on 127.0.0.1 serves the
 background knowledge and every detection, published into the graph
-``urn:reasoner:graph:detections`` as soon as the engine reports it. The endpoint serves the
+``urn:reasoner:graph:detections`` as soon as the engine reports it, and shown as it arrives
+on the ``/live`` page (which learns when the replay ends). The endpoint serves the
 :class:`~reasoner.knowledge.snapshot.KnowledgeBase` itself, not one snapshot, so a refresh
 of it becomes visible atomically (with the published detections carried over).
 """
@@ -60,13 +61,19 @@ def detections_endpoint(
     served = knowledge if knowledge is not None else Store()
     server = SparqlServer(served, EndpointConfig(port=port)).start()
     try:
-        print(f"SPARQL endpoint at {server.url}", file=sys.stderr, flush=True)
+        print(
+            f"SPARQL endpoint at {server.url} (query page {server.page_url()}, "
+            f"live view {server.page_url('live')})",
+            file=sys.stderr,
+            flush=True,
+        )
 
         def publish(detections: Sequence[Event]) -> None:
             if detections:
                 server.publish_detections(detections, dates=style is None or style.iso)
 
         yield publish
+        server.finish_replay()
         if keep_serving:
             sys.stdout.flush()  # detections written so far are complete before the wait
             print(f"replay done; serving {server.url} until interrupted (Ctrl-C)", file=sys.stderr)

@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -36,6 +36,8 @@ from reasoner.rdf.detections import DETECTIONS_GRAPH, DetectedEvent, detections_
 from reasoner.server.config import EndpointConfig
 from reasoner.server.errors import EndpointError
 from reasoner.server.execute import Answer, LimitedSink, convert_turtle, evaluate, timeout_error
+from reasoner.server.live import LiveFeed
+from reasoner.server.pages import PAGES, asset, page_headers
 from reasoner.server.protocol import (
     DescribeService,
     QueryOperation,
@@ -49,11 +51,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """An HTTP response before it is written: status, headers and body."""
+    """An HTTP response before it is written: status, headers and body, or a ``stream`` of
+    chunks sent as they come (``/live/events``), after which the connection closes."""
 
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    stream: Generator[bytes, None, None] | None = None
 
 
 class KnowledgeSource(Protocol):
@@ -89,6 +93,10 @@ class SparqlServer:
         self._published: list[str] = []
         self._published_count = 0
         self._pool = ThreadPoolExecutor(self.config.query_workers, "sparql-query")
+        #: Published detections for the ``/live`` page.
+        self.live = LiveFeed(self._current)
+        # Each live stream holds a connection thread: as many at once as queries evaluated.
+        self._streams = threading.BoundedSemaphore(self.config.query_workers)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -145,6 +153,7 @@ class SparqlServer:
 
     def stop(self) -> None:
         """Stop serving, close the socket and drop queued queries (running ones finish)."""
+        self.live.close()
         if self._httpd is None:
             return
         self._httpd.shutdown()
@@ -175,8 +184,16 @@ class SparqlServer:
     @property
     def url(self) -> str:
         """The absolute URL of the SPARQL endpoint, ``http://HOST:PORT/sparql``."""
+        return self.page_url("sparql")
+
+    def page_url(self, path: str = "") -> str:
+        """The absolute URL of a page: ``http://HOST:PORT/`` (the query page) and ``live``.
+
+        >>> server.page_url("live")  # doctest: +SKIP
+        'http://127.0.0.1:7878/live'
+        """
         host = self.config.host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}/sparql"
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}/{path}"
 
     # ------------------------------------------------------------------ live view
 
@@ -233,7 +250,15 @@ class SparqlServer:
             store.load_text(text, "ntriples", graph=DETECTIONS_GRAPH)
             self._published.append(text)
             self._published_count += len(batch)
+        self.live.add(batch, dates=dates)
         return len(batch)
+
+    def finish_replay(self) -> None:
+        """Tell ``/live`` pages that no more detections will come (the replay ended).
+
+        >>> server.finish_replay()  # doctest: +SKIP
+        """
+        self.live.finish()
 
     # ------------------------------------------------------------------ requests
 
@@ -262,8 +287,17 @@ class SparqlServer:
             if method != "GET":
                 raise EndpointError(405, "/health answers GET only", {"Allow": "GET"})
             return self._health()
+        if url.path in PAGES or url.path.startswith("/static/") or url.path == "/live/events":
+            if method != "GET":
+                raise EndpointError(405, f"{url.path} answers GET only", {"Allow": "GET"})
+            if url.path == "/live/events":
+                return self._live_events(headers.get("Last-Event-ID"))
+            body, content_type = asset(PAGES.get(url.path) or url.path.removeprefix("/static/"))
+            return Response(200, body, page_headers(content_type))
         if url.path != "/sparql":
-            raise EndpointError(404, f"no resource at {url.path}; the endpoint is /sparql")
+            raise EndpointError(
+                404, f"no resource at {url.path}; the endpoint is /sparql, the pages / and /live"
+            )
         operation = parse_operation(method, url.query, headers.get("Content-Type"), body)
         accept = headers.get("Accept")
         match operation:
@@ -325,6 +359,24 @@ class SparqlServer:
                 status = 400 if isinstance(e.__cause__, SyntaxError) else 500
                 raise EndpointError(status, str(e)) from e
 
+    def _live_events(self, last_event_id: str | None) -> Response:
+        try:
+            after = int(last_event_id) if last_event_id else -1
+        except ValueError:
+            raise EndpointError(400, f"invalid Last-Event-ID {last_event_id!r}") from None
+        if not self._streams.acquire(blocking=False):
+            limit = self.config.query_workers
+            raise EndpointError(503, f"already {limit} live streams open", {"Retry-After": "5"})
+
+        def stream() -> Generator[bytes, None, None]:
+            try:
+                yield from self.live.stream(after)
+            finally:
+                self._streams.release()
+
+        headers = page_headers("text/event-stream; charset=utf-8")
+        return Response(200, headers=headers, stream=stream())
+
     def _health(self) -> Response:
         report = {
             "status": "ok",
@@ -370,9 +422,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
+        if response.stream is not None:
+            self._send_stream(response.stream)
+            return
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
         self.wfile.write(response.body)
+
+    def _send_stream(self, chunks: Generator[bytes, None, None]) -> None:
+        """Send chunks as they come, until the stream ends or the client goes away."""
+        self.close_connection = True  # no length: the end of the body is the end of the socket
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for chunk in chunks:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:  # the browser closed the page (broken pipe, reset, timeout)
+            pass
+        finally:
+            chunks.close()
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():

@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "serve",
         help="serve the background knowledge over SPARQL 1.1",
-        description="Serve a SPARQL 1.1 endpoint at http://HOST:PORT/sparql (and /health). "
+        description="Serve a SPARQL 1.1 endpoint at http://HOST:PORT/sparql (and /health), "
+        "with a query page at http://HOST:PORT/. "
         f"Read-only unless an access token is given (--access-token-file or ${TOKEN_ENV}).",
     )
     source = p.add_mutually_exclusive_group()
@@ -96,7 +97,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     mode = "read-write with the access token" if config.access_token else "read-only"
-    print(f"SPARQL endpoint at {server.url} ({mode}); Ctrl-C stops it", file=sys.stderr)
+    print(
+        f"SPARQL endpoint at {server.url} ({mode}), query page {server.page_url()}; "
+        "Ctrl-C stops it",
+        file=sys.stderr,
+    )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is the normal way to stop
         server.serve_forever()
     return 0
