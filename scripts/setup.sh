@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create or reuse the virtual environment and install everything the project needs:
-# the package with its test extra, and Java for Spark. Safe to run again.
+# the package with its test extra, Java for Spark and Chromium for the browser tests. Safe to
+# run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,24 @@ ensure_java() {
   fi
 }
 
+ensure_chromium() {
+  # The browser tests drive Debian's chromium with Playwright (never `playwright install`,
+  # which downloads a browser of its own).
+  if command -v chromium >/dev/null 2>&1 || [ -n "${REASONER_CHROMIUM:-}" ]; then
+    return
+  fi
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: chromium not found; installing it with apt-get (for the browser tests)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup: the browser tests need chromium and none was found. Run:" >&2
+    echo "    sudo apt-get update && sudo apt-get install -y chromium" >&2
+    exit 1
+  fi
+}
+
 ensure_venv() {
   if [ ! -x "$VENV/bin/python" ]; then
     echo "setup: creating virtual environment $VENV" >&2
@@ -41,4 +60,5 @@ ensure_venv() {
 }
 
 ensure_java
+ensure_chromium
 ensure_venv

@@ -15,9 +15,14 @@ from importlib.resources.abc import Traversable
 
 from reasoner.server.errors import EndpointError
 
+# The one inline style allowed, by its hash: the fixed <style> element that YASGUI's table
+# column resizer adds (from the shipped yasgui.min.js; text ".grip-resizable{table-layout:...").
+_YASGUI_RESIZER_STYLE = "'sha256-zCK2EVMoPc04mRF/g5CotUvxbJPWS+8V0b+s9ptqQIk='"
+
 #: The policy sent with every page and static file.
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    f"default-src 'none'; script-src 'self'; style-src 'self' {_YASGUI_RESIZER_STYLE}; "
+    "img-src 'self' data:; "
     "font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )

@@ -111,12 +111,6 @@ editor().on("change", () => {
       !== (formatSelect.dataset.kind === "graph")) offerFormats();
 });
 
-yasgui.on("queryResponse", (_, tab) => {
-  const response = tab.getYasr().results;
-  const error = response && response.getError && response.getError();
-  status.textContent = error ? `error: ${error.text || error.statusText || "request failed"}` : "";
-});
-
 document.getElementById("download").addEventListener("click", async () => {
   const [type, ext] = formatSelect.value.split("|");
   const body = new URLSearchParams({query: editor().getValue()});

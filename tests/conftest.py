@@ -1,0 +1,66 @@
+"""Shared fixtures: a real headless browser (Debian's ``chromium``, driven by Playwright).
+
+Browser tests fail, never skip, when chromium is missing: ``scripts/setup.sh`` installs it.
+Screenshots go to ``out/test-artifacts/`` (or ``$REASONER_TEST_ARTIFACTS``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: Flags for a headless chromium that contacts nothing but the pages it is sent to.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One headless chromium for the test run."""
+    path = os.environ.get("REASONER_CHROMIUM") or shutil.which("chromium")
+    if path is None:
+        pytest.fail(
+            "the browser tests need Debian's chromium: run scripts/setup.sh (as root it installs "
+            "it) or `apt-get install -y chromium`, or set REASONER_CHROMIUM"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A fresh page (1300 x 900); console errors and page errors fail the test at its end."""
+    context = chromium.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.problems = problems
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Where browser tests save their screenshots."""
+    root = Path(__file__).resolve().parents[1]
+    folder = Path(os.environ.get("REASONER_TEST_ARTIFACTS") or root / "out" / "test-artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
