@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import threading
-from numbers import Real
 from collections.abc import Callable, Iterator, Sequence
+from numbers import Real
 from typing import Any
 
 from reasoner.errors import ReasonerError
@@ -90,8 +90,10 @@ class LiveFeed:
         yield b"retry: 2000\n\n"
         while True:
             with self._changed:
-                if not self._closed and sent >= len(self._events) and (
-                    done_sent or not self._finished
+                if (
+                    not self._closed
+                    and sent >= len(self._events)
+                    and (done_sent or not self._finished)
                 ):
                     self._changed.wait(keepalive_s)
                 if self._closed:

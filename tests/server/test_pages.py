@@ -169,4 +169,3 @@ def test_bad_last_event_id(server: SparqlServer) -> None:
     response = connection.getresponse()
     assert (response.status, response.read()) == (400, b"invalid Last-Event-ID 'x'\n")
     connection.close()
-

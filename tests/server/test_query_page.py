@@ -71,6 +71,7 @@ def test_update_needs_the_token(serve: Callable[..., SparqlServer], page: Any) -
         page.click(".yasqe_queryButton")
     assert answer.value.status == 204
     assert server._current().query(ogden).boolean is True
-    page.problems.remove("Failed to load resource: the server responded with a status of 401 "
-                         "(Unauthorized)")
+    page.problems.remove(
+        "Failed to load resource: the server responded with a status of 401 (Unauthorized)"
+    )
     assert page.problems == []
