@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from typing import Protocol
 
 from reasoner.api.terms import Expr, conj, term
 from reasoner.language.ast import (
@@ -47,6 +48,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.operators import OPERATORS, Operator
 from reasoner.language.parser import UNITS
 
 __all__ = [
@@ -140,72 +142,40 @@ def pattern(value: PatternLike) -> Pattern:
 # ---------------------------------------------------------------------- binary operators
 
 
-def _chain(op: str, patterns: tuple[PatternLike, ...]) -> Binary:
-    if len(patterns) < 2:
-        raise TypeError(f"{op.upper()} needs at least two patterns, got {len(patterns)}")
-    out = Binary(op, pattern(patterns[0]), pattern(patterns[1]))
-    for right in patterns[2:]:
-        out = Binary(op, out, pattern(right))
-    return out
+class BinaryBuilder(Protocol):
+    """A binary operator's builder: two or more patterns, nested to the left."""
+
+    def __call__(self, *patterns: PatternLike) -> Binary: ...
 
 
-def seq(*patterns: PatternLike) -> Binary:
-    """``p1 SEQ p2 ...``: each ends before the next starts.
+def _operator(keyword: Operator) -> BinaryBuilder:
+    """The builder of one operator, named and documented from its record."""
+    info = OPERATORS[keyword]
 
-    >>> seq("a", "b", "c").left.op
-    'seq'
-    """
-    return _chain("seq", patterns)
+    def build(*patterns: PatternLike) -> Binary:
+        if len(patterns) < 2:
+            raise TypeError(f"{info.spelling} needs at least two patterns, got {len(patterns)}")
+        out = Binary(keyword, pattern(patterns[0]), pattern(patterns[1]))
+        for right in patterns[2:]:
+            out = Binary(keyword, out, pattern(right))
+        return out
 
-
-def and_(*patterns: PatternLike) -> Binary:
-    """``p1 AND p2 ...``: all of them, in any order."""
-    return _chain("and", patterns)
-
-
-def par(*patterns: PatternLike) -> Binary:
-    """``p1 PAR p2 ...``: overlapping by a non-zero length."""
-    return _chain("par", patterns)
+    build.__name__ = build.__qualname__ = info.builder
+    build.__doc__ = f"``p1 {info.spelling} p2 ...``: {info.meaning}"
+    return build
 
 
-def or_(*patterns: PatternLike) -> Binary:
-    """``p1 OR p2 ...``: any of them."""
-    return _chain("or", patterns)
-
-
-def equals(*patterns: PatternLike) -> Binary:
-    """``p1 EQUALS p2``: same start and end."""
-    return _chain("equals", patterns)
-
-
-def meets(*patterns: PatternLike) -> Binary:
-    """``p1 MEETS p2``: ``p1`` ends where ``p2`` starts."""
-    return _chain("meets", patterns)
-
-
-def during(*patterns: PatternLike) -> Binary:
-    """``p1 DURING p2``: ``p1`` strictly inside ``p2``."""
-    return _chain("during", patterns)
-
-
-def starts(*patterns: PatternLike) -> Binary:
-    """``p1 STARTS p2``: same start, ``p1`` ends first."""
-    return _chain("starts", patterns)
-
-
-def finishes(*patterns: PatternLike) -> Binary:
-    """``p1 FINISHES p2``: same end, ``p1`` starts later."""
-    return _chain("finishes", patterns)
-
-
-def cnot(p: PatternLike, absent: PatternLike) -> Binary:
-    """``p CNOT absent``: ETALIS's negation, no ``absent`` inside ``p`` (docs/language.md)."""
-    return _chain("cnot", (p, absent))
-
-
-def fnot(p: PatternLike, absent: PatternLike) -> Binary:
-    """``p FNOT absent``: no ``absent`` has ever ended before ``p`` completes."""
-    return _chain("fnot", (p, absent))
+seq = _operator("seq")
+and_ = _operator("and")
+par = _operator("par")
+or_ = _operator("or")
+equals = _operator("equals")
+meets = _operator("meets")
+during = _operator("during")
+starts = _operator("starts")
+finishes = _operator("finishes")
+cnot = _operator("cnot")
+fnot = _operator("fnot")
 
 
 # ------------------------------------------------------------------ other pattern forms

@@ -42,10 +42,8 @@ from reasoner.language.ast import (
     dump,
 )
 from reasoner.language.check import bound_variables, term_variables
+from reasoner.language.operators import OPERATORS
 from reasoner.values import Time
-
-#: Operators that join two inputs on their shared variables under a time condition.
-JOIN_OPERATORS = frozenset({"seq", "and", "par", "equals", "meets", "during", "starts", "finishes"})
 
 
 def variable_names(*terms: Term) -> list[str]:
@@ -246,7 +244,7 @@ class Binarizer:
                     blocker_key=blocker,
                     memory=inner_ctx.enclosing if op == "fnot" else None,
                 ), lvars
-            case Binary(op, left, right) if op in JOIN_OPERATORS:
+            case Binary(op, left, right) if OPERATORS[op].interval is not None:
                 here, lconds, rconds = _split(conds, left, right)
                 lid, lvars = self._pattern(left, lconds, None, inner_ctx)
                 rid, rvars = self._pattern(right, rconds, None, inner_ctx)

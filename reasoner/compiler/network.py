@@ -13,40 +13,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from reasoner.language.ast import EventAtom, Span, Term
+from reasoner.language.operators import Operator
 from reasoner.language.printer import to_source
 from reasoner.values import Time
-
-#: Which occurrences a join side keeps for later partners.
-#: "keep": until expired by a window; "now": only while the clock stays at the occurrence's
-#: end; "point": like "now", and only zero-length occurrences; "none": never stored.
-KEEP, NOW, POINT, NONE = "keep", "now", "point", "none"
-
-#: For each interval operator: (left retention, right retention). A side is not stored when
-#: no future partner can satisfy the operator's time condition (e.g. the right side of SEQ:
-#: every later left occurrence ends after the right one started).
-RETENTION: dict[str, tuple[str, str]] = {
-    "seq": (KEEP, NONE),
-    "and": (KEEP, KEEP),
-    "par": (KEEP, KEEP),
-    "equals": (NOW, NOW),
-    "meets": (KEEP, POINT),
-    "during": (KEEP, NONE),
-    "starts": (KEEP, NONE),
-    "finishes": (NOW, NOW),
-}
-
-#: For each interval operator: the sides whose start becomes the output's start (0 left,
-#: 1 right). Garbage collection bounds the start of a node's future output by these sides.
-START_SIDES: dict[str, tuple[int, ...]] = {
-    "seq": (0,),
-    "and": (0, 1),
-    "par": (0, 1),
-    "equals": (0,),
-    "meets": (0,),
-    "during": (1,),
-    "starts": (0,),
-    "finishes": (1,),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +54,7 @@ class Join:
     """
 
     id: int
-    op: str
+    op: Operator
     left: int
     right: int
     variables: tuple[str, ...]
@@ -153,7 +122,7 @@ class Guard:
     ``blocker_key`` is as for :class:`Negation`."""
 
     id: int
-    op: str
+    op: Operator
     input: int
     negated: int
     variables: tuple[str, ...]

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
+from reasoner.language.operators import Operator
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -119,21 +121,6 @@ Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
 
 # -------------------------------------------------------------------------- patterns
 
-#: The binary pattern operators, lower case. ``cnot`` and ``fnot`` are ETALIS's negations.
-BINARY_OPERATORS = (
-    "seq",
-    "and",
-    "par",
-    "or",
-    "equals",
-    "meets",
-    "during",
-    "starts",
-    "finishes",
-    "cnot",
-    "fnot",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class EventAtom:
@@ -154,9 +141,9 @@ class TimePoint:
 
 @dataclass(frozen=True, slots=True)
 class Binary:
-    """``left OP right`` for OP in :data:`BINARY_OPERATORS`."""
+    """``left OP right`` for OP an :data:`~reasoner.language.operators.Operator`."""
 
-    op: str
+    op: Operator
     left: Pattern
     right: Pattern
     span: Span | None = _span()

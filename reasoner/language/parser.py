@@ -48,6 +48,7 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.messages import describe_expected
+from reasoner.language.operators import keyword_operator, keywords
 
 #: Seconds per window unit.
 UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600, "d": 86400}
@@ -137,8 +138,9 @@ def parse_file(path: str | Path) -> Program:
 @functools.cache
 def _parser() -> lark.Lark:
     grammar = (Path(__file__).parent / "grammar" / "etalis.lark").read_text(encoding="utf-8")
+    operators = "|".join(keywords())
     return lark.Lark(
-        grammar,
+        grammar.replace("(?i:OPERATORS)", f"(?i:{operators})"),
         parser="lalr",
         lexer="contextual",
         propagate_positions=True,
@@ -374,9 +376,8 @@ class _ToAst(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def binary(self, meta: Any, children: list[Any]) -> Binary:
-        op = str(children[1]).strip("'").lower()
-        # ETALIS's infix `not` is its interval negation `cnot` (docs/language.md).
-        return Binary("cnot" if op == "not" else op, children[0], children[2], self.span(meta))
+        op = keyword_operator(str(children[1]).strip("'"))
+        return Binary(op, children[0], children[2], self.span(meta))
 
     @v_args(meta=True)
     def star(self, meta: Any, children: list[Any]) -> Star:

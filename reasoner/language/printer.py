@@ -38,6 +38,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.operators import OPERATORS
 from reasoner.language.parser import UNITS
 
 # (priority, type) of the infix operators the grammar knows.
@@ -170,7 +171,7 @@ def _pattern(p: Pattern, level: int) -> str:
         case Star(inner):
             return f"{_pattern(inner, 2)} STAR_TIMES"
         case Binary(op, left, right):
-            text = f"{_pattern(left, 1)} {op.upper()} {_pattern(right, 2)}"
+            text = f"{_pattern(left, 1)} {OPERATORS[op].spelling} {_pattern(right, 2)}"
             return _wrap(text, level > 1)
         case Where(inner, condition):
             return _wrap(f"{_pattern(inner, 0)} WHERE {_term(condition, 1000)}", level > 0)

@@ -19,7 +19,6 @@ from typing import Any
 
 from reasoner.compiler.compile import Options, compile_program
 from reasoner.compiler.network import (
-    START_SIDES,
     Clock,
     Expand,
     Filter,
@@ -39,6 +38,7 @@ from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.language.ast import Program, Term, Var
 from reasoner.language.check import term_variables
+from reasoner.language.operators import join_interval
 from reasoner.language.parser import parse, parse_file
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.conditions import NUMBER_TYPES, condition
@@ -635,7 +635,8 @@ class Engine:
             case Source():
                 return self._producers.get((spec.name, len(spec.args)), ())
             case Join():
-                return tuple((spec.left, spec.right)[side] for side in START_SIDES[spec.op])
+                sides = join_interval(spec.op).start_sides
+                return tuple((spec.left, spec.right)[side] for side in sides)
             case Negation():
                 return (spec.left,)
             case Fold(start=int(start)):

@@ -11,6 +11,7 @@ agenda, not through nodes), so a bucket is never modified while it is being prob
 
 from __future__ import annotations
 
+import functools
 import heapq
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -19,10 +20,10 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
-from reasoner.compiler.network import NOW, POINT, RETENTION, START_SIDES
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
 from reasoner.language.ast import Compound, ListTerm, Term, Var
+from reasoner.language.operators import NOW, POINT, Operator, join_interval
 from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
@@ -90,16 +91,11 @@ def _nowhere(v: Values, s: Time, e: Time, w: Any) -> None:
     """The emit of a node nothing reads yet."""
 
 
-# For the operators whose partners must start early enough: per side, whether a stored
-# occurrence is past use when every future partner starts at ``floor`` or later (PAR needs
-# the partner to start before the occurrence ends, MEETS at its end, DURING before its
-# start, STARTS at its start).
-PAST_USE: dict[str, tuple[Callable[[Time, Occurrence], bool] | None, ...]] = {
-    "par": (lambda floor, o: o[2] <= floor, lambda floor, o: o[2] <= floor),
-    "meets": (lambda floor, o: o[2] < floor, None),
-    "during": (lambda floor, o: o[1] <= floor, None),
-    "starts": (lambda floor, o: o[1] < floor, None),
-}
+@functools.cache
+def past_use(expression: str) -> Callable[[Time, Occurrence], bool]:
+    """``past_use(floor, occurrence)`` from an interval record's past-use expression."""
+    source = f"def past_use(floor, o):\n    s, e = o[1], o[2]\n    return {expression}\n"
+    return define(source, f"past use {expression}", {})
 
 
 # ------------------------------------------------------------------------ nodes
@@ -268,13 +264,22 @@ class JoinNode(Node):
     """A binary interval operator under one consumption policy; its two inputs are
     generated probes (:mod:`reasoner.runtime.probes`)."""
 
-    __slots__ = ("left", "right", "_keep", "_stamp", "_op", "left_in", "right_in")
+    __slots__ = (
+        "left",
+        "right",
+        "_keep",
+        "_stamp",
+        "_interval",
+        "_past_use",
+        "left_in",
+        "right_in",
+    )
 
     def __init__(
         self,
         node_id: int,
         runtime: Runtime,
-        op: str,
+        op: Operator,
         left_key: Sequence[int],
         right_key: Sequence[int],
         right_rest: Sequence[int],
@@ -288,8 +293,9 @@ class JoinNode(Node):
         super().__init__(node_id, runtime)
         self.left = make_store(policy, tie_break)
         self.right = make_store(policy, tie_break)
-        self._keep = RETENTION[op]
-        self._op = op
+        interval = self._interval = join_interval(op)
+        self._keep = interval.retention
+        self._past_use = tuple(None if e is None else past_use(e) for e in interval.past_use)
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
         scope = {
             "node": self,
@@ -327,16 +333,15 @@ class JoinNode(Node):
 
     def held(self) -> Time:
         sides = self.stores()
-        return min(sides[side].earliest_start() for side in START_SIDES[self._op])
+        return min(sides[side].earliest_start() for side in self._interval.start_sides)
 
     def expire(self, now: Time, floors: Sequence[Time]) -> int:
         dropped = super().expire(now, floors)
-        rules = PAST_USE.get(self._op, ())
-        for store, past_use, partner_floor in zip(
-            self.stores(), rules, reversed(floors), strict=False
+        for store, used, partner_floor in zip(
+            self.stores(), self._past_use, reversed(floors), strict=False
         ):
-            if past_use is not None:
-                dropped += store.drop(partial(past_use, partner_floor))
+            if used is not None:
+                dropped += store.drop(partial(used, partner_floor))
         return dropped
 
     def _refresh(self) -> None:

@@ -20,26 +20,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from reasoner.compiler.network import KEEP, NONE, NOW, POINT, RETENTION
+from reasoner.language.operators import KEEP, NONE, NOW, POINT, Operator, Retention, join_interval
 from reasoner.runtime.generated import define
-
-#: Per operator: the time condition on a (left, right) pair, and the output interval
-#: (SEMANTICS.md, "Patterns"), over the names ls, le (left) and rs, re (right).
-INTERVALS: dict[str, tuple[str, str, str]] = {
-    "seq": ("le < rs", "ls", "re"),
-    "and": ("", "ls if ls < rs else rs", "le if le > re else re"),
-    "par": (
-        "(ls if ls > rs else rs) < (le if le < re else re)",
-        "ls if ls < rs else rs",
-        "le if le > re else re",
-    ),
-    "equals": ("ls == rs and le == re", "ls", "le"),
-    "meets": ("le == rs", "ls", "re"),
-    "during": ("rs < ls and le < re", "rs", "re"),
-    "starts": ("ls == rs and le < re", "ls", "re"),
-    "finishes": ("le == re and rs < ls", "rs", "le"),
-}
-
 
 #: The end of a stored occurrence ``(values, start, end, why)``.
 END = itemgetter(2)
@@ -59,13 +41,13 @@ HELPERS: dict[str, Any] = {
 class ProbeSpec:
     """Everything that shapes one join input's code."""
 
-    op: str
+    op: Operator
     policy: str
     side: int  # 0: the left input, 1: the right input
     key: Sequence[int]  # positions of the join key in the arriving side's values
     rest: Sequence[int]  # positions of the right values that extend the left ones
     right_width: int  # how many values a right occurrence has
-    keep: str  # what the arriving side stores: KEEP, NOW, POINT or NONE
+    keep: Retention  # what the arriving side stores
     window: bool
     check: bool
     volatile: bool
@@ -100,7 +82,7 @@ def probe_source(spec: ProbeSpec) -> str:
         occurrence = f"({me}v, {me}s, {me}e, {me}w)"
         inner = "    " if spec.keep == POINT else ""
         store += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, inner)
-    if RETENTION[spec.op][1 - spec.side] == NONE:  # no partners ever wait (SEQ's right)
+    if join_interval(spec.op).retention[1 - spec.side] == NONE:  # no partner waits (SEQ's right)
         return "\n".join(lines + _indent(store, 1)) + "\n"
     lines += _matching(spec)
     if spec.policy != "chronological":
@@ -116,7 +98,8 @@ def _matching(spec: ProbeSpec) -> list[str]:
     """The lines (at depth 1) looking up the partners of an arriving occurrence and emitting
     every pair that fits (chronological: the first, consumed, then ``break``)."""
     me, other = ("l", "r") if spec.side == 0 else ("r", "l")
-    condition, start, end = INTERVALS[spec.op]
+    interval = join_interval(spec.op)
+    condition, start, end = interval.condition, interval.start, interval.end
     if tuple(spec.rest) == tuple(range(spec.right_width)):
         values = "lv + rv"
     elif not spec.rest:

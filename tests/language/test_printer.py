@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasoner.language.ast import (
-    BINARY_OPERATORS,
     Aggregate,
     Atom,
     Binary,
@@ -30,6 +29,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.operators import OPERATORS
 from reasoner.language.parser import parse
 from reasoner.language.printer import to_source
 
@@ -123,7 +123,7 @@ SIZES = st.one_of(
 
 def _patterns(children):  # type: ignore[no-untyped-def]
     return st.one_of(
-        st.tuples(st.sampled_from(BINARY_OPERATORS), children, children).map(lambda t: Binary(*t)),
+        st.tuples(st.sampled_from(tuple(OPERATORS)), children, children).map(lambda t: Binary(*t)),
         st.tuples(children, children, children).map(lambda t: Not(*t)),
         st.tuples(children, TERMS).map(lambda t: Where(*t)),
         st.tuples(children, TERMS).map(lambda t: Multiply(*t)),
