@@ -17,6 +17,7 @@ from typing import Any
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.ast import Binary, EventAtom, Not, Pattern, Var
 from reasoner.language.check import bound_variables
+from reasoner.language.operators import OPERATORS
 
 
 def alternatives(head: EventAtom, body: Pattern) -> list[Pattern]:
@@ -64,7 +65,7 @@ def _unsafe_ors(p: object, uses: Counter[str], *, negated: bool) -> Iterator[Bin
             yield from _unsafe_ors(negated_pattern, uses, negated=True)
             yield from _unsafe_ors(left, uses, negated=negated)
             yield from _unsafe_ors(right, uses, negated=negated)
-        case Binary("cnot" | "fnot", left, right):
+        case Binary(op, left, right) if OPERATORS[op].negation:
             yield from _unsafe_ors(left, uses, negated=negated)
             yield from _unsafe_ors(right, uses, negated=True)
         case _ if is_dataclass(p) and not isinstance(p, type):

@@ -42,6 +42,7 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.check import bound_variables
+from reasoner.language.operators import OPERATORS
 from reasoner.language.printer import to_source
 
 #: The property declaring a rule's key variable.
@@ -320,10 +321,11 @@ def _shared(
             return _shared(inner, keys, policy, guess)
         case Binary(op, left, right):
             sides = (_shared(left, keys, policy, guess), _shared(right, keys, policy, guess))
-            if op in ("cnot", "fnot"):
-                _meet(op.upper(), sides, p)
+            info = OPERATORS[op]
+            if info.negation:
+                _meet(info.spelling, sides, p)
                 return sides[0]
-            return _meet(op.upper(), sides, p)
+            return _meet(info.spelling, sides, p)
         case Not(negated, left, right):
             parts = tuple(_shared(q, keys, policy, guess) for q in (negated, left, right))
             _meet("NOT", parts, p)

@@ -38,6 +38,7 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.operators import OPERATORS
 
 #: Rule properties whose value is a window size and must be positive.
 WINDOW_PROPERTIES = frozenset({"event_rule_window", "window"})
@@ -96,7 +97,7 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
             return frozenset()
         case Binary("or", left, right):
             return bound_variables(left) & bound_variables(right)
-        case Binary("cnot" | "fnot", left, _):
+        case Binary(op, left, _) if OPERATORS[op].negation:
             return bound_variables(left)
         case Binary("seq", left, Aggregate(result=result)):
             return bound_variables(left) | {result.name}
@@ -290,7 +291,7 @@ def event_dependencies(p: Pattern, negated: bool = False) -> Iterator[tuple[str,
     match p:
         case EventAtom(name):
             yield name, negated
-        case Binary("cnot" | "fnot", left, right):
+        case Binary(op, left, right) if OPERATORS[op].negation:
             yield from event_dependencies(left, negated)
             yield from event_dependencies(right, True)
         case Binary(_, left, right):
