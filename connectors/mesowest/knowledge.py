@@ -62,7 +62,8 @@ def write_station_table(stations: Iterable[Station], path: str | Path) -> Path:
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "s.csv")
     >>> _ = write_station_table([Station("KXYZ", "X", 40.0, -111.0, 1000.0, "UT")], path)
-    >>> open(path).read().splitlines()[1]
+    >>> with open(path) as table:
+    ...     table.read().splitlines()[1]
     'KXYZ,X,40.0,-111.0,304.8,UT'
     """
     rows = [

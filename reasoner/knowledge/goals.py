@@ -72,6 +72,7 @@ class Goal:
     true; ``holds(env, kb)`` says whether there is one. Both are plain closures (attributes,
     not methods) so that the engine's hot path is a single call.
 
+    >>> from reasoner.knowledge.facts import FactBase
     >>> g = compile_goal(Compound(">", (Var("X"), Number(3))), {})
     >>> g.holds({"X": 5}, FactBase()), g.variables
     (True, frozenset({'X'}))
@@ -112,6 +113,7 @@ def compile_goal(term: Term, prefixes: Mapping[str, str]) -> Goal:
         The compiled goal; :class:`RuleCompileError` for an unknown prefix, a non-callable
         goal or an unknown arithmetic function.
 
+    >>> from reasoner.knowledge.facts import FactBase
     >>> g = compile_goal(Compound("is", (Var("Y"), Compound("*", (Var("X"), Number(2))))), {})
     >>> list(g.solutions({"X": 21}, FactBase()))
     [{'X': 21, 'Y': 42}]
