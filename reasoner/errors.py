@@ -71,6 +71,11 @@ class RuleCompileError(DiagnosticsError):
     """Rule text that parses but breaks a semantic rule (unbound variable, recursion, ...)."""
 
 
+class SnapshotError(ReasonerError):
+    """An engine snapshot that cannot be restored (corrupt, truncated, another format version
+    or another program); the engine is unchanged."""
+
+
 class EventError(ReasonerError):
     """An input event the engine rejects (late, malformed, wrong arity); state is unchanged."""
 

@@ -208,6 +208,32 @@ class Engine:
         self._instantiate(network)
         self._network_dumps.append(network.dump())
 
+    def options(self) -> dict[str, Any]:
+        """The options the engine was built with (what a snapshot must agree on)."""
+        return {
+            "policy": self._options.policy,
+            "tie_break": self._tie_break,
+            "max_derivations": self._max_derivations,
+            "lateness": self._lateness,
+            "max_span": self._max_span,
+            "provenance": self._provenance,
+        }
+
+    def snapshot(self) -> bytes:
+        """Everything the engine holds (stored occurrences, clock, timers, aggregate windows,
+        de-duplication state, counters) as bytes in a versioned format that runs no code when
+        loaded (:mod:`reasoner.runtime.checkpoint`; call between two events)."""
+        from reasoner.runtime.checkpoint import snapshot
+
+        return snapshot(self)
+
+    def restore(self, data: bytes) -> None:
+        """Replace the engine's state with a :meth:`snapshot` of an engine with the same rules
+        and options. Raises SnapshotError, changing nothing, for anything else."""
+        from reasoner.runtime.checkpoint import restore
+
+        restore(self, data)
+
     def network(self) -> str:
         """The compiled network as text (as ``reasoner check --emit network`` prints it)."""
         return "".join(self._network_dumps)

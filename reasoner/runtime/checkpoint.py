@@ -1,0 +1,386 @@
+"""Engine snapshots: everything an engine holds, as plain data that runs no code when loaded.
+
+A snapshot is a header line, ``reasoner-snapshot <version> <sha256 of the body>``, then the
+body: UTF-8 JSON of plain values (docs/scale-out.md lists its fields). Values JSON has no type
+for are tagged arrays (an array is never a value itself): ``["t", ...]`` a tuple, ``["q", n,
+d]`` a fraction, ``["i", iri]`` an IRI, ``["s", functor, [args]]`` a compound, ``["x",
+"inf"]`` (or ``"-inf"``, ``"nan"``) a float JSON cannot write, ``["e", name, args, start,
+end]`` an event and ``["d", name, args, start, end, [sources]]`` a detection with provenance.
+
+Restoring checks the header, the checksum, the version and the program's fingerprint (its
+compiled network and the engine's options) before it changes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import deque
+from fractions import Fraction
+from functools import partial
+from itertools import count
+from typing import TYPE_CHECKING, Any
+
+from reasoner.errors import SnapshotError
+from reasoner.runtime.aggregates import (
+    SlidingAggregateNode,
+    SlidingWindow,
+    StartedAggregateNode,
+)
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.nodes import Blockers, ClockNode, GuardNode, JoinNode, NegationNode
+from reasoner.runtime.policies import Store
+from reasoner.values import IRI, Struct
+
+if TYPE_CHECKING:
+    from reasoner.runtime.engine import Engine
+
+MAGIC = "reasoner-snapshot"
+VERSION = 1
+
+
+def fingerprint(engine: Engine) -> str:
+    """What a snapshot may only be restored into: the compiled network and the options."""
+    options = engine.options()
+    text = (
+        engine.network()
+        + "\n"
+        + json.dumps({k: _value(v) for k, v in options.items()}, sort_keys=True)
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def snapshot(engine: Engine) -> bytes:
+    """The engine's state as bytes (between two events)."""
+    rt = engine._runtime
+    state = {
+        "fingerprint": fingerprint(engine),
+        "now": _value(rt.now),
+        "timers": [_timer(at, order, fire) for at, order, fire in rt.timers],
+        # (sorted: the same state gives the same bytes, whatever the set's order)
+        "seen": sorted((_value(e) for e in engine._seen), key=json.dumps),
+        "buffer": [[_value(end), n, _value(e)] for end, n, e in engine._buffer],
+        "latest": _value(engine._latest),
+        "counts": engine._counts,
+        "sweep": [_value(engine._last_sweep), engine._ticks, engine._since_sweep],
+        "sweep_budget": engine._sweep_budget,
+        "nodes": [_node_state(node) for node in engine._nodes],
+    }
+    body = json.dumps(state, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    header = f"{MAGIC} {VERSION} {hashlib.sha256(body).hexdigest()}\n".encode("ascii")
+    return header + body
+
+
+def restore(engine: Engine, data: bytes) -> None:
+    """Replace ``engine``'s state with the snapshot's; SnapshotError (engine unchanged) for
+    data that is not a snapshot, is corrupt or truncated, has another format version or comes
+    from another program or other options."""
+    state = _load(data)
+    if state.get("fingerprint") != fingerprint(engine):
+        raise SnapshotError(
+            "the snapshot was taken from another program (or with other engine options): "
+            "its rules, policy, tie-break, lateness, max_span or provenance differ"
+        )
+    nodes = engine._nodes
+    if len(state["nodes"]) != len(nodes):
+        raise SnapshotError("the snapshot's network does not match the engine's")
+    try:
+        timers = [_unpack_timer(t, nodes) for t in state["timers"]]
+        loaded = [(node, _restorer(node, s)) for node, s in zip(nodes, state["nodes"], strict=True)]
+        seen = [_plain(e) for e in state["seen"]]
+        buffer = [(_plain(end), n, _plain(e)) for end, n, e in state["buffer"]]
+        last_sweep, ticks, since_sweep = state["sweep"]
+        counts = {k: int(state["counts"][k]) for k in engine._counts}
+        now, latest = _plain(state["now"]), _plain(state["latest"])
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise SnapshotError(f"the snapshot's contents are malformed ({error})") from None
+    # Everything decoded: now change the engine (in place: generated code holds these).
+    rt = engine._runtime
+    rt.now = now
+    rt.timers[:] = timers
+    rt._order = count(max((t[1] for t in timers), default=-1) + 1)
+    for _node, apply in loaded:
+        apply()
+    engine._seen.clear()
+    engine._seen.update(seen)
+    engine._buffer[:] = buffer
+    engine._latest = latest
+    engine._counts.update(counts)
+    engine._last_sweep = _plain(last_sweep)
+    engine._ticks, engine._since_sweep = ticks, since_sweep
+    engine._sweep_budget = state["sweep_budget"]
+    engine._agenda.clear()
+
+
+def _load(data: bytes) -> dict[str, Any]:
+    if not isinstance(data, bytes | bytearray):
+        raise SnapshotError("a snapshot is bytes")
+    header, newline, body = bytes(data).partition(b"\n")
+    parts = header.split(b" ")
+    if not newline or len(parts) != 3 or parts[0] != MAGIC.encode():
+        raise SnapshotError("not an engine snapshot (no 'reasoner-snapshot' header)")
+    if parts[1] != str(VERSION).encode():
+        version = parts[1].decode("ascii", "replace")
+        raise SnapshotError(f"snapshot format version {version}; this engine reads {VERSION}")
+    if hashlib.sha256(body).hexdigest().encode() != parts[2]:
+        raise SnapshotError("the snapshot is corrupt or truncated (its checksum does not match)")
+    try:
+        state = json.loads(body)
+    except ValueError as error:
+        raise SnapshotError(f"the snapshot's body is not JSON ({error})") from None
+    if not isinstance(state, dict):
+        raise SnapshotError("the snapshot's body is not a JSON object")
+    return state
+
+
+# ------------------------------------------------------------------------ values
+
+
+def _value(x: Any) -> Any:
+    """A run-time value as JSON data (tagged arrays for what JSON lacks)."""
+    if x is None or isinstance(x, str | bool | int):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else ["x", repr(x)]
+    if isinstance(x, Event):
+        name, args, start, end = x
+        out = ["e", name, _value(args), _value(start), _value(end)]
+        if isinstance(x, Detection):
+            out[0] = "d"
+            out.append([_value(s) for s in x.sources])
+        return out
+    if isinstance(x, tuple):
+        return ["t", *(_value(i) for i in x)]
+    if isinstance(x, Fraction):
+        return ["q", x.numerator, x.denominator]
+    if isinstance(x, IRI):
+        return ["i", x.value]
+    if isinstance(x, Struct):
+        return ["s", x.functor, [_value(a) for a in x.args]]
+    raise SnapshotError(f"cannot write a value of type {type(x).__name__} into a snapshot")
+
+
+def _plain(x: Any) -> Any:
+    """The inverse of :func:`_value` (builds only plain values, events and detections)."""
+    if not isinstance(x, list):
+        if x is None or isinstance(x, str | bool | int | float):
+            return x
+        raise ValueError(f"unexpected {type(x).__name__}")
+    tag = x[0]
+    if tag == "t":
+        return tuple(_plain(i) for i in x[1:])
+    if tag == "x":
+        if x[1] not in ("inf", "-inf", "nan"):
+            raise ValueError(f"bad float {x[1]!r}")
+        return float(x[1])
+    if tag == "q":
+        return Fraction(int(x[1]), int(x[2]))
+    if tag == "i":
+        return IRI(str(x[1]))
+    if tag == "s":
+        return Struct(str(x[1]), tuple(_plain(a) for a in x[2]))
+    if tag in ("e", "d"):
+        event = (Detection if tag == "d" else Event)(
+            str(x[1]), _plain(x[2]), _plain(x[3]), _plain(x[4])
+        )
+        if tag == "d":
+            event.sources = tuple(_plain(s) for s in x[5])
+        return event
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+# ------------------------------------------------------------------------ timers
+
+
+def _timer(at: Any, order: int, fire: Any) -> list[Any]:
+    if isinstance(fire, partial):
+        node = getattr(fire.func, "__self__", None)
+        if isinstance(node, SlidingAggregateNode):
+            return [_value(at), order, "leave", node.id, _value(fire.args[0])]
+    owner = getattr(fire, "__self__", None)
+    if isinstance(owner, ClockNode):
+        return [_value(at), order, "clock", owner.id]
+    raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
+
+
+def _unpack_timer(t: list[Any], nodes: list[Any]) -> tuple[Any, int, Any]:
+    at, order, kind, node_id = _plain(t[0]), int(t[1]), t[2], int(t[3])
+    node = nodes[node_id]
+    if kind == "clock" and isinstance(node, ClockNode):
+        return at, order, node.fire
+    if kind == "leave" and isinstance(node, SlidingAggregateNode):
+        return at, order, partial(node._leave, _plain(t[4]))
+    raise ValueError(f"timer {kind} does not match node {node_id}")
+
+
+# ------------------------------------------------------------------------ nodes
+
+
+def _node_state(node: Any) -> Any:
+    match node:
+        case ClockNode():
+            return {"pending": node.pending}
+        case JoinNode():
+            return {
+                "left": _store(node.left),
+                "right": _store(node.right),
+                "stamp": _value(node._stamp),
+            }
+        case NegationNode():
+            return {"left": _store(node.left), "blockers": _blockers(node.blockers)}
+        case GuardNode():
+            ends = [[_value(k), [_value(e) for e in v]] for k, v in node._ends.items()]
+            return {"blockers": _blockers(node.blockers), "ends": ends}
+        case SlidingAggregateNode():
+            return {
+                "groups": [
+                    [_value(k), _value(values), _window(w)]
+                    for k, (values, w) in node.groups.items()
+                ]
+            }
+        case StartedAggregateNode():
+            return {"starts": _store(node.starts)}
+    return None
+
+
+def _restorer(node: Any, state: Any) -> Any:
+    """A function applying ``state`` to ``node`` (everything decoded before it runs)."""
+    match node:
+        case ClockNode():
+            pending = bool(state["pending"])
+            return partial(setattr, node, "pending", pending)
+        case JoinNode():
+            left, right = _unstore(state["left"]), _unstore(state["right"])
+            stamp = _plain(state["stamp"])
+
+            def apply_join() -> None:
+                _fill(node.left, left)
+                _fill(node.right, right)
+                node._stamp = stamp
+
+            return apply_join
+        case NegationNode():
+            left, blockers = _unstore(state["left"]), _unblockers(state["blockers"])
+
+            def apply_negation() -> None:
+                _fill(node.left, left)
+                _refill(node.blockers, blockers)
+
+            return apply_negation
+        case GuardNode():
+            blockers = _unblockers(state["blockers"])
+            ends = {_plain(k): [_plain(e) for e in v] for k, v in state["ends"]}
+
+            def apply_guard() -> None:
+                _refill(node.blockers, blockers)
+                node._ends.clear()
+                node._ends.update(ends)
+
+            return apply_guard
+        case SlidingAggregateNode():
+            groups = {
+                _plain(k): (_plain(values), _unwindow(w, node._function, node._window))
+                for k, values, w in state["groups"]
+            }
+
+            def apply_groups() -> None:
+                node.groups.clear()
+                node.groups.update(groups)
+
+            return apply_groups
+        case StartedAggregateNode():
+            starts = _unstore(state["starts"], (node._function, node._window))
+            return partial(_fill, node.starts, starts)
+    if state is not None:
+        raise ValueError(f"state for stateless node {node.id}")
+    return lambda: None
+
+
+def _store(store: Store) -> list[Any]:
+    return [
+        [_value(key), [_occurrence(o) for o in bucket]] for key, bucket in store.buckets.items()
+    ]
+
+
+def _occurrence(o: tuple[Any, ...]) -> list[Any]:
+    out = [_value(o[0]), _value(o[1]), _value(o[2]), _value(o[3])]
+    if len(o) == 5:  # a started aggregate's window
+        out.append(_window(o[4]))
+    return out
+
+
+def _unstore(
+    data: list[Any], window: tuple[str, Any] | None = None
+) -> dict[Any, list[tuple[Any, ...]]]:
+    buckets: dict[Any, list[tuple[Any, ...]]] = {}
+    for key, bucket in data:
+        occurrences = []
+        for o in bucket:
+            occ: tuple[Any, ...] = (_plain(o[0]), _plain(o[1]), _plain(o[2]), _plain(o[3]))
+            if len(o) == 5:
+                if window is None:
+                    raise ValueError("an aggregate window outside an aggregate")
+                occ += (_unwindow(o[4], *window),)
+            occurrences.append(occ)
+        buckets[_plain(key)] = occurrences
+    return buckets
+
+
+def _fill(store: Store, buckets: dict[Any, list[tuple[Any, ...]]]) -> None:
+    store.buckets.clear()
+    store.buckets.update(buckets)
+    store.size = sum(len(b) for b in buckets.values())
+
+
+def _blockers(blockers: Blockers) -> list[Any]:
+    return [
+        [
+            _value(k),
+            [_value(t) for t in ends],
+            [_value(t) for t in maxima],
+            [_value(t) for t in starts],
+        ]
+        for k, (ends, maxima, starts) in blockers._by_key.items()
+    ]
+
+
+def _unblockers(data: list[Any]) -> dict[Any, tuple[list[Any], list[Any], list[Any]]]:
+    return {
+        _plain(k): ([_plain(t) for t in e], [_plain(t) for t in m], [_plain(t) for t in s])
+        for k, e, m, s in data
+    }
+
+
+def _refill(blockers: Blockers, by_key: dict[Any, tuple[list[Any], list[Any], list[Any]]]) -> None:
+    blockers._by_key.clear()
+    blockers._by_key.update(by_key)
+    blockers.size = sum(len(entry[0]) for entry in by_key.values())
+
+
+def _window(w: SlidingWindow) -> dict[str, Any]:
+    return {
+        "items": [[seq, _value(v), _value(s), _value(e)] for seq, v, s, e in w.items],
+        "total": _value(w.total),
+        "squares": _value(w.squares),
+        "lows": [[_value(v), seq] for v, seq in w.lows],
+        "highs": [[_value(v), seq] for v, seq in w.highs],
+        "starts": [[_value(s), seq] for s, seq in w.starts],
+        "pending": [[_value(v), _value(s), _value(e)] for v, s, e in w.pending],
+        "pending_time": _value(w.pending_time),
+        "next": w._next,
+    }
+
+
+def _unwindow(data: dict[str, Any], function: str, window: tuple[str, Any] | None) -> SlidingWindow:
+    w = SlidingWindow(function, window)
+    w.items = deque((int(q), _plain(v), _plain(s), _plain(e)) for q, v, s, e in data["items"])
+    w.total = _plain(data["total"])
+    w.squares = float(_plain(data["squares"]))
+    w.lows = deque((_plain(v), int(q)) for v, q in data["lows"])
+    w.highs = deque((_plain(v), int(q)) for v, q in data["highs"])
+    w.starts = deque((_plain(s), int(q)) for s, q in data["starts"])
+    w.pending = [(_plain(v), _plain(s), _plain(e)) for v, s, e in data["pending"]]
+    w.pending_time = _plain(data["pending_time"])
+    w._next = int(data["next"])
+    return w
