@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
 from connectors.mesowest.knowledge import SHIPPED_GEONAMES, open_knowledge, prepare_knowledge
 from connectors.mesowest.plots import map_figure, timeline_figure
@@ -43,7 +44,11 @@ class BlizzardJob:
     """What to replay and where to write; every field has a working default.
 
     ``store_dir`` defaults to ``<out_dir>/knowledge``; a store built from the same stations,
-    GeoNames files and radii is reused without Spark.
+    GeoNames files and radii is reused without Spark. ``serve`` is a port (0: any free one)
+    where the knowledge and every detection, with the input events it was built from, are
+    served while replaying (SPARQL endpoint, query page and ``/live`` page, as
+    ``reasoner run --serve``); ``keep_serving`` keeps serving after the files are written,
+    until Ctrl-C.
     """
 
     events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
@@ -54,6 +59,8 @@ class BlizzardJob:
     radius_km: float = 20.0
     neighbour_km: float = 300.0
     progress: bool = True
+    serve: int | None = None
+    keep_serving: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +106,25 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
     )
     kb = open_knowledge(prepared.store_dir, job.definition)
     knowledge = kb.snapshot()
-    result = replay(kb.program, job.events, knowledge=knowledge, progress=job.progress)
-    tables = report(result)
-    places = place_rows(result, knowledge)
+    style = TimeStyle(iso=True)
+    with detections_endpoint(job.serve, kb, keep_serving=job.keep_serving, style=style) as publish:
+        result = replay(
+            kb.program,
+            job.events,
+            knowledge=knowledge,
+            progress=job.progress,
+            provenance=job.serve is not None,
+            publish=publish,
+        )
+        tables = report(result)
+        places = place_rows(result, knowledge)
+        files = _write(job.out_dir, result, tables, places, style)
+    return BlizzardResult(result, tables, places, files, prepared.built)
 
-    out = job.out_dir
+
+def _write(
+    out: Path, result: Replay, tables: str, places: list[PlaceRow], style: TimeStyle
+) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     files = {
         "tables": out / "tables.txt",
@@ -113,9 +134,7 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
     }
     files["tables"].write_text(tables, encoding="utf-8")
     with files["detections"].open("w", encoding="utf-8") as stream:
-        JsonLinesWriter(stream, TimeStyle(iso=True)).write_all(
-            d for d in result.detections if d.name in WRITTEN
-        )
+        JsonLinesWriter(stream, style).write_all(d for d in result.detections if d.name in WRITTEN)
     map_figure(result, places=places).savefig(files["map"], dpi=120)
     timeline_figure(result).savefig(files["timeline"], dpi=110)
-    return BlizzardResult(result, tables, places, files, prepared.built)
+    return files

@@ -2,20 +2,26 @@
 
 Both return a matplotlib :class:`~matplotlib.figure.Figure` built without pyplot, so they work
 the same in scripts, tests (no display needed) and notebooks; ``fig.savefig(path)`` writes it.
+The map's US state borders are the ones the ``/live`` page draws (``us-atlas``, shipped in
+``reasoner/server/static/vendor``).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from connectors.mesowest.replay import Replay
 from connectors.mesowest.tables import AreaRow, PlaceRow, area_rows
 from reasoner.knowledge.builtins import is_number
+from reasoner.server.pages import asset
 from reasoner.values import Time
 
 #: Outline margin around an area's stations, degrees of latitude (about 33 km).
@@ -74,6 +80,8 @@ def map_figure(
             label="affected place",
             zorder=4,
         )
+    ax.margins(0.15)
+    _draw_state_borders(ax)
     mean_lat = sum(s.lat for s in stations.values()) / max(1, len(stations))
     ax.set_aspect(1 / math.cos(math.radians(mean_lat)))
     ax.xaxis.set_major_locator(MaxNLocator(6))
@@ -82,6 +90,31 @@ def map_figure(
     ax.set_title("Weather stations and blizzard areas")
     ax.legend(loc="best", fontsize=8)
     return fig
+
+
+def state_borders() -> list[list[tuple[float, float]]]:
+    """Every ring of the shipped US state outlines, as (longitude, latitude) points.
+
+    >>> len(state_borders()) > 50
+    True
+    """
+    states = json.loads(asset("vendor/us-states.geojson")[0])
+    rings = []
+    for feature in states["features"]:
+        geometry = feature["geometry"]
+        polygons = (
+            [geometry["coordinates"]] if geometry["type"] == "Polygon" else geometry["coordinates"]
+        )
+        rings += [[(lon, lat) for lon, lat in ring] for polygon in polygons for ring in polygon]
+    return rings
+
+
+def _draw_state_borders(ax: Axes) -> None:
+    """State borders under everything, without widening the view the stations set."""
+    ax.autoscale_view()
+    ax.set_autoscale_on(False)
+    borders = LineCollection(state_borders(), colors="0.55", linewidths=0.8, zorder=0)
+    ax.add_collection(borders, autolim=False)
 
 
 def timeline_figure(result: Replay) -> Figure:

@@ -9,7 +9,7 @@ detections (all of them, or only the names asked for).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +54,8 @@ def replay(
     knowledge: Knowledge | None = None,
     keep: Collection[str] | None = None,
     progress: bool = True,
+    provenance: bool = False,
+    publish: Callable[[Sequence[Event]], None] | None = None,
 ) -> Replay:
     """Push the readings of MesoWest files through rules.
 
@@ -64,6 +66,9 @@ def replay(
         knowledge: what WHERE conditions ask (default: the program's own facts).
         keep: detection names to keep (default: every detection).
         progress: show a tqdm bar on standard error.
+        provenance: detections keep the input events they were built from (``sources``).
+        publish: called with every batch of detections as it is derived, all of them
+            whatever ``keep`` says (e.g. a SPARQL endpoint's, for its ``/live`` page).
     Returns:
         the :class:`Replay`; malformed rows are skipped and listed in ``rejected``.
 
@@ -75,7 +80,7 @@ def replay(
     files = [MesoWestFile(path) for path in paths]
     result = Replay({f.station.id: f.station for f in files})
     series = result.series = {ident: [] for ident in result.stations}
-    engine = Engine(rules, knowledge=knowledge)
+    engine = Engine(rules, knowledge=knowledge, provenance=provenance)
     readings = read_mesowest(*paths, on_reject=result.rejected.append)
     bar = tqdm(
         readings,
@@ -90,8 +95,14 @@ def replay(
         args = event.args
         series[str(args[0])].append((args[_TIME], args[_WIND], args[_VISIBILITY]))
         found = push(event)
-        detections.extend(found if keep is None else (d for d in found if d.name in keep))
-    detections.extend(d for d in engine.flush() if keep is None or d.name in keep)
+        if found:
+            if publish is not None:
+                publish(found)
+            detections.extend(found if keep is None else (d for d in found if d.name in keep))
+    found = engine.flush()
+    if found and publish is not None:
+        publish(found)
+    detections.extend(d for d in found if keep is None or d.name in keep)
     result.seconds = time.perf_counter() - began
     result.events = engine.stats().events_in
     return result
