@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 from types import SimpleNamespace as E
 from typing import Any
 
@@ -169,3 +171,18 @@ def test_bad_last_event_id(server: SparqlServer) -> None:
     response = connection.getresponse()
     assert (response.status, response.read()) == (400, b"invalid Last-Event-ID 'x'\n")
     connection.close()
+
+
+def test_every_shipped_page_file_is_package_data() -> None:
+    """A file the pages load must be in the wheel: matched by a package-data pattern."""
+    root = Path(__file__).resolve().parents[2]
+    with (root / "pyproject.toml").open("rb") as config:
+        patterns = tomllib.load(config)["tool"]["setuptools"]["package-data"]["reasoner"]
+    static = root / "reasoner" / "server" / "static"
+    files = [f.relative_to(root / "reasoner") for f in static.rglob("*") if f.is_file()]
+    assert len(files) == 9
+    for file in files:
+        path = PurePosixPath(file.as_posix())
+        assert any(
+            len(path.parts) == len(PurePosixPath(p).parts) and path.match(p) for p in patterns
+        ), file

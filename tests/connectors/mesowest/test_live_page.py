@@ -20,7 +20,7 @@ from reasoner.server import EndpointConfig, SparqlServer
 
 HALFWAY = iso_to_epoch("2021-01-11T08:00:00Z")
 # The sample's stations (data/mesowest/README.md); the three blizzard stations are among them.
-STATIONS = {"KSLC", "KOGD", "KPVU", "KEVW", "KLGU", "KVEL"}
+STATIONS = {"KEVW", "KGJT", "KJAC", "KOGD", "KPVU", "KSLC"}
 
 
 def _warnings(page: Any) -> list[str]:
