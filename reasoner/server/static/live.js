@@ -89,19 +89,37 @@ function schedule() {
 }
 
 function places() {
-  // Each located argument once: its position, its latest visible detection, how many.
+  // Each located position once (a place's IRI and its name are one marker, labelled by the
+  // name), with the detections naming it. A marker shows its most telling detection: that of
+  // the rarest event among them (a warning rather than one of many readings), the latest one
+  // of that event. Markers that are some detection's first argument (what it is about) are
+  // labelled; the others (places mentioned) have their name as a tooltip.
   const found = new Map();
+  const frequency = new Map();
   for (const record of detections) {
     if (!visible(record)) continue;
+    frequency.set(record.name, (frequency.get(record.name) || 0) + 1);
+    const here = new Set();
+    const first = text(record.args[0]);
     for (const place of record.places) {
-      const key = text(place.arg);
-      const entry = found.get(key) || {key, lat: place.lat, lon: place.lon, count: 0};
-      entry.count += 1;
-      entry.latest = record;
-      found.set(key, entry);
+      const position = `${place.lat},${place.lon}`;
+      const entry = found.get(position) || {lat: place.lat, lon: place.lon, records: []};
+      const iri = place.arg !== null && typeof place.arg === "object";
+      if (!entry.key || (entry.iri && !iri)) Object.assign(entry, {key: text(place.arg), iri});
+      if (text(place.arg) === first) entry.subject = true;
+      if (!here.has(position)) entry.records.push(record);
+      here.add(position);
+      found.set(position, entry);
     }
   }
-  return [...found.values()];
+  const located = [...found.values()];
+  for (const entry of located) {
+    entry.count = entry.records.length;
+    entry.shown = entry.records.reduce((best, record) =>
+      frequency.get(record.name) <= frequency.get(best.name) ? record : best);
+    entry.rank = frequency.get(entry.shown.name);
+  }
+  return located.sort((a, b) => b.rank - a.rank); // the rarest events drawn last, on top
 }
 
 function view(located) {
@@ -129,13 +147,14 @@ function render() {
     circle.setAttribute("cx", place.lon * k);
     circle.setAttribute("cy", -place.lat);
     circle.setAttribute("r", size * (0.008 + 0.002 * Math.min(place.count, 5)));
-    circle.setAttribute("fill", colour(place.latest.name));
-    circle.setAttribute("class", place.latest === selected ? "marker latest" : "marker");
+    circle.setAttribute("fill", colour(place.shown.name));
+    circle.setAttribute("class", place.records.includes(selected) ? "marker selected" : "marker");
     circle.dataset.key = place.key;
+    circle.dataset.event = place.shown.name;
     const title = document.createElementNS(SVG_NS, "title");
-    title.textContent = `${place.key}: ${place.count} detections, latest ${place.latest.name}`;
+    title.textContent = `${place.key}: ${place.count} detections, shown: ${place.shown.name}`;
     circle.append(title);
-    circle.addEventListener("click", () => select(place.latest));
+    circle.addEventListener("click", () => select(place.shown));
     const label = document.createElementNS(SVG_NS, "text");
     label.setAttribute("x", place.lon * k + size * 0.015);
     label.setAttribute("y", -place.lat - size * 0.01);
@@ -143,7 +162,8 @@ function render() {
     label.setAttribute("stroke-width", size * 0.004);
     label.setAttribute("class", "label");
     label.textContent = place.key;
-    group.append(circle, label);
+    group.append(circle);
+    if (place.subject) group.append(label);
     markers.append(group);
   }
   const shown = detections.filter(visible).length;

@@ -85,7 +85,23 @@ def test_live_page_shows_blizzard_stations_as_they_are_detected(
             f"replay finished: {len(published)} detections ({len(published)} shown)"
         )
         assert _warnings(page) == ["KOGD", "KSLC", "KEVW"]
-        assert _markers(page) == _stations_in(published)
+        # Stations, and the places near them (a place's IRI and name: one marker, its name).
+        places = {d.args[3] for d in published if d.name == "blizzardPlace"}
+        assert len(places) == 22  # 9 cities near KOGD, 13 near KSLC (docs/mesowest.md)
+        assert _markers(page) == _stations_in(published) | places
+        # Each marker shows its rarest event: the area for the three blizzard stations.
+        shown = dict(
+            page.eval_on_selector_all(
+                "#markers circle", "cs => cs.map(c => [c.dataset.key, c.dataset.event])"
+            )
+        )
+        assert {key: shown[key] for key in ("KOGD", "KSLC", "KEVW", "KPVU")} == {
+            "KOGD": "blizzardArea",
+            "KSLC": "blizzardArea",
+            "KEVW": "blizzardArea",
+            "KPVU": "warningNear",
+        }
+        assert {shown[place] for place in places} == {"blizzardPlace"}
         assert {"KOGD", "KSLC", "KEVW"} <= _markers(page)
         # The state borders around the stations: Utah's and Wyoming's among them.
         titles = page.eval_on_selector_all("#states path title", "ts => ts.map(t => t.textContent)")
