@@ -48,7 +48,7 @@ class BlizzardJob:
     where the knowledge and every detection, with the input events it was built from, are
     served while replaying (SPARQL endpoint, query page and ``/live`` page, as
     ``reasoner run --serve``); ``keep_serving`` keeps serving after the files are written,
-    until Ctrl-C.
+    until Ctrl-C; ``speed`` replays that many stream seconds per second (to watch it).
     """
 
     events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
@@ -61,6 +61,7 @@ class BlizzardJob:
     progress: bool = True
     serve: int | None = None
     keep_serving: bool = False
+    speed: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,7 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
             progress=job.progress,
             provenance=job.serve is not None,
             publish=publish,
+            speed=job.speed,
         )
         tables = report(result)
         places = place_rows(result, knowledge)

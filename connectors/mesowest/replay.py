@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from connectors.events.pace import paced
 from connectors.events.rejects import Rejected
 from connectors.mesowest.reader import MesoWestFile, read_mesowest
 from connectors.mesowest.station import Station
@@ -56,6 +57,7 @@ def replay(
     progress: bool = True,
     provenance: bool = False,
     publish: Callable[[Sequence[Event]], None] | None = None,
+    speed: float | None = None,
 ) -> Replay:
     """Push the readings of MesoWest files through rules.
 
@@ -69,6 +71,8 @@ def replay(
         provenance: detections keep the input events they were built from (``sources``).
         publish: called with every batch of detections as it is derived, all of them
             whatever ``keep`` says (e.g. a SPARQL endpoint's, for its ``/live`` page).
+        speed: replay at this many stream seconds per second (:func:`paced`) instead of as
+            fast as possible; ``seconds`` then includes the waits.
     Returns:
         the :class:`Replay`; malformed rows are skipped and listed in ``rejected``.
 
@@ -82,6 +86,8 @@ def replay(
     series = result.series = {ident: [] for ident in result.stations}
     engine = Engine(rules, knowledge=knowledge, provenance=provenance)
     readings = read_mesowest(*paths, on_reject=result.rejected.append)
+    if speed is not None:
+        readings = paced(readings, speed)
     bar = tqdm(
         readings,
         total=sum(_rows(path) for path in paths),
