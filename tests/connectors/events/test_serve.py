@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,14 @@ def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Pa
         guard = threading.Timer(120, proc.kill)  # never hang the suite on a broken server
         guard.start()
         try:
-            url = None
+            url = live = None
             for line in proc.stderr:
-                found = re.search(r"SPARQL endpoint at (\S+)", line)
-                url = found.group(1) if found else url
+                found = re.search(r"SPARQL endpoint at (\S+) .*live view (\S+)\)", line)
+                url, live = found.groups() if found else (url, live)
                 if line.startswith("replay done; serving"):
                     break
             assert url is not None, "the endpoint URL was not printed"
+            assert live == url.replace("/sparql", "/live")
             assert proc.poll() is None, "the command exited instead of serving"
 
             assert _select(url, FIRES) == [
@@ -95,6 +97,11 @@ def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Pa
             assert _select(url, COUNT) == [{"n": str(len(written))}]
             # the input's times are plain numbers: no invented dates on the instants
             assert _select(url, DATES) == [{"n": "0"}]
+            # the live page's feed: every detection, then the end of the replay
+            assert _live_events(live + "/events") == [
+                *(("detection", json.loads(line)["name"]) for line in written),
+                ("done", len(written)),
+            ]
 
             proc.send_signal(signal.SIGTERM)
             rest = proc.stderr.read()
@@ -103,6 +110,23 @@ def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Pa
             guard.cancel()
             proc.kill()  # a no-op once it has exited
     assert f"{len(EVENTS)} events, {len(written)} detections written" in rest
+
+
+def _live_events(url: str) -> list[tuple[str, Any]]:
+    """(event type, name or count) of the live feed, up to its ``done`` event."""
+    found: list[tuple[str, Any]] = []
+    with urllib.request.urlopen(url, timeout=30) as stream:
+        kind = None
+        for raw in stream:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                data = json.loads(line.removeprefix("data: "))
+                found.append((kind, data["count"] if kind == "done" else data["name"]))
+                if kind == "done":
+                    return found
+    raise AssertionError("the live feed ended without a done event")
 
 
 def test_without_keep_serving_the_endpoint_stops_with_the_replay(
