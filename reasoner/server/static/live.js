@@ -76,7 +76,10 @@ function addDetection(record) {
     time(record, record.start), time(record, record.end)]);
   row.addEventListener("click", () => select(record));
   row.classList.toggle("hidden", !visible(record));
+  const table = rows.closest(".table-wrap");
+  const following = table.scrollTop + table.clientHeight >= table.scrollHeight - 40;
   rows.append(row);
+  if (following) table.scrollTop = table.scrollHeight; // keep the newest in view
   colour(record.name);
   schedule();
 }
