@@ -1,9 +1,9 @@
 """``reasoner run --serve PORT``: a SPARQL endpoint beside the replay.
 
-While the engine replays, a :class:`~reasoner.server.SparqlServer` on 127.0.0.1 serves the
-background knowledge and every detection, published into the graph
-``urn:reasoner:graph:detections`` as soon as the engine reports it, and shown as it arrives
-on the ``/live`` page (which learns when the replay ends). The endpoint serves the
+While the engine replays, a :class:`~reasoner.server.SparqlServer` (on loopback unless
+another host is given) serves the background knowledge and every detection, published into
+the graph ``urn:reasoner:graph:detections`` as soon as the engine reports it, and shown as it
+arrives on the ``/live`` page (which learns when the replay ends). The endpoint serves the
 :class:`~reasoner.knowledge.snapshot.KnowledgeBase` itself, not one snapshot, so a refresh
 of it becomes visible atomically (with the published detections carried over).
 """
@@ -33,8 +33,9 @@ def detections_endpoint(
     *,
     keep_serving: bool = False,
     style: TimeStyle | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[Publish]:
-    """Serve ``knowledge`` and published detections on ``127.0.0.1:port`` for the block.
+    """Serve ``knowledge`` and published detections on ``host:port`` for the block.
 
     Args:
         port: the TCP port (0: any free one; the URL is printed on stderr), or None for no
@@ -44,6 +45,7 @@ def detections_endpoint(
             SIGTERM; must then run in the main thread.
         style: the readers' :class:`TimeStyle`: instants get their date-time only when the
             input used ISO-8601 times (default: always).
+        host: the interface to listen on (default loopback: nothing exposed by accident).
     Returns:
         a context manager giving ``publish(detections)``.
     Raises:
@@ -59,7 +61,7 @@ def detections_endpoint(
     from reasoner.server import EndpointConfig, SparqlServer
 
     served = knowledge if knowledge is not None else Store()
-    server = SparqlServer(served, EndpointConfig(port=port)).start()
+    server = SparqlServer(served, EndpointConfig(host=host, port=port)).start()
     try:
         print(
             f"SPARQL endpoint at {server.url} (query page {server.page_url()}, "
