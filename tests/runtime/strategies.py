@@ -94,3 +94,38 @@ def streams(draw: st.DrawFn) -> list[Event]:
             )
         )
     return sorted(events, key=lambda e: e.end)
+
+
+def _single_rule(body: Pattern) -> Program:
+    bound = sorted(bound_variables(body))
+    head = EventAtom("d0", (Var(bound[0]),) if bound else (Number(0),))
+    return Program((EventRule(head, body),))
+
+
+_operands = st.one_of(atoms, atoms, patterns)
+#: Programs whose top operator is one interval operator or NOT over small operands (where
+#: a goal freed a tick early shows most often), and sometimes any random program.
+edge_programs = st.one_of(
+    st.builds(
+        lambda op, p, q: _single_rule(Binary(op, p, q)),
+        st.sampled_from(OPERATORS),
+        _operands,
+        _operands,
+    ),
+    st.builds(lambda n, p, q: _single_rule(Not(n, p, q)), atoms, _operands, _operands),
+    programs(),
+)
+
+
+@st.composite
+def edge_streams(draw: st.DrawFn) -> tuple[int, list[Event]]:
+    """A longest input span and a stream where most interval events last exactly that long:
+    the partners at the edge of what garbage collection may free (``now - max_span``)."""
+    max_span = draw(st.integers(1, 3))
+    events = []
+    for _ in range(draw(st.integers(0, 9))):
+        end = draw(st.integers(0, 8))
+        span = draw(st.sampled_from([0, max_span, max_span, max_span - 1]))
+        name = draw(st.sampled_from(INPUTS))
+        events.append(Event(name, (draw(st.sampled_from([1, 1, 2])),), max(end - span, 0), end))
+    return max_span, sorted(events, key=lambda e: e.end)

@@ -4,7 +4,7 @@ on random programs and random streams."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, event, given, reject, settings
-from strategies import programs, streams
+from strategies import edge_programs, edge_streams, programs, streams
 
 from reasoner.errors import RuleCompileError
 from reasoner.language.ast import Binary, EventAtom, EventRule, Program, Var
@@ -14,12 +14,13 @@ from reasoner.semantics.reference import derive
 
 
 def _engine_detections(
-    program: Program, stream: list[Event], *, collect: bool = False
+    program: Program, stream: list[Event], *, collect: bool = False, max_span: int | None = None
 ) -> set[Event]:
-    """The engine's detections; with ``collect``, the engine is told the stream's longest
-    input span and frees what it can after every event, so that any goal freed too early
-    shows as a missing detection."""
-    max_span = max((e.end - e.start for e in stream), default=0) if collect else None
+    """The engine's detections; with ``collect``, the engine is told the longest input span
+    (by default the stream's) and frees what it can after every event, so that any goal freed
+    too early shows as a missing detection."""
+    if collect and max_span is None:
+        max_span = max((e.end - e.start for e in stream), default=0)
     try:
         engine = Engine(program, max_span=max_span)
     except RuleCompileError as error:
@@ -29,6 +30,11 @@ def _engine_detections(
         reject()
     found: set[Event] = set()
     for item in stream:
+        if collect:
+            # Also collect once time reached the event's end but before the event: its
+            # start may be exactly ``now - max_span``, the edge of what may be freed.
+            found.update(engine.advance(item.end))
+            engine.collect()
         found.update(engine.push(item))
         if collect:
             engine.collect()
@@ -49,6 +55,16 @@ def test_garbage_collection_frees_nothing_still_needed(
     program: Program, stream: list[Event]
 ) -> None:
     assert _engine_detections(program, stream, collect=True) == derive(program, stream)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edge_programs, edge_streams())
+def test_garbage_collection_keeps_partners_at_the_edge(
+    program: Program, edge: tuple[int, list[Event]]
+) -> None:
+    max_span, stream = edge
+    found = _engine_detections(program, stream, collect=True, max_span=max_span)
+    assert found == derive(program, stream)
 
 
 @settings(max_examples=100, deadline=None)
