@@ -377,6 +377,15 @@ def _atom_key(atom: EventAtom, keys: Mapping[EventType, int | None]) -> str:
     return arg.name
 
 
+def event_types(program: Program) -> set[EventType]:
+    """Every event type the program's event rules read or derive."""
+    found = set()
+    for rule in program.event_rules:
+        found.add((rule.head.name, len(rule.head.args)))
+        found.update(_atom_types(rule.body))
+    return found
+
+
 def _atoms(p: Pattern) -> Iterator[EventAtom]:
     match p:
         case EventAtom():

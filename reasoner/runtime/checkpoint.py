@@ -46,7 +46,7 @@ def fingerprint(engine: Engine) -> str:
     text = (
         engine.network()
         + "\n"
-        + json.dumps({k: _value(v) for k, v in options.items()}, sort_keys=True)
+        + json.dumps({k: encode(v) for k, v in options.items()}, sort_keys=True)
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -56,17 +56,22 @@ def snapshot(engine: Engine) -> bytes:
     rt = engine._runtime
     state = {
         "fingerprint": fingerprint(engine),
-        "now": _value(rt.now),
+        "now": encode(rt.now),
         "timers": [_timer(at, order, fire) for at, order, fire in rt.timers],
         # (sorted: the same state gives the same bytes, whatever the set's order)
-        "seen": sorted((_value(e) for e in engine._seen), key=json.dumps),
-        "buffer": [[_value(end), n, _value(e)] for end, n, e in engine._buffer],
-        "latest": _value(engine._latest),
+        "seen": sorted((encode(e) for e in engine._seen), key=json.dumps),
+        "buffer": [[encode(end), n, encode(e)] for end, n, e in engine._buffer],
+        "latest": encode(engine._latest),
         "counts": engine._counts,
-        "sweep": [_value(engine._last_sweep), engine._ticks, engine._since_sweep],
+        "sweep": [encode(engine._last_sweep), engine._ticks, engine._since_sweep],
         "sweep_budget": engine._sweep_budget,
         "nodes": [_node_state(node) for node in engine._nodes],
     }
+    return pack(state)
+
+
+def pack(state: dict[str, Any]) -> bytes:
+    """JSON data (values written with :func:`encode`) as a checksummed, versioned snapshot."""
     body = json.dumps(state, separators=(",", ":"), allow_nan=False).encode("utf-8")
     header = f"{MAGIC} {VERSION} {hashlib.sha256(body).hexdigest()}\n".encode("ascii")
     return header + body
@@ -76,7 +81,7 @@ def restore(engine: Engine, data: bytes) -> None:
     """Replace ``engine``'s state with the snapshot's; SnapshotError (engine unchanged) for
     data that is not a snapshot, is corrupt or truncated, has another format version or comes
     from another program or other options."""
-    state = _load(data)
+    state = unpack(data)
     if state.get("fingerprint") != fingerprint(engine):
         raise SnapshotError(
             "the snapshot was taken from another program (or with other engine options): "
@@ -88,11 +93,11 @@ def restore(engine: Engine, data: bytes) -> None:
     try:
         timers = [_unpack_timer(t, nodes) for t in state["timers"]]
         loaded = [(node, _restorer(node, s)) for node, s in zip(nodes, state["nodes"], strict=True)]
-        seen = [_plain(e) for e in state["seen"]]
-        buffer = [(_plain(end), n, _plain(e)) for end, n, e in state["buffer"]]
+        seen = [decode(e) for e in state["seen"]]
+        buffer = [(decode(end), n, decode(e)) for end, n, e in state["buffer"]]
         last_sweep, ticks, since_sweep = state["sweep"]
         counts = {k: int(state["counts"][k]) for k in engine._counts}
-        now, latest = _plain(state["now"]), _plain(state["latest"])
+        now, latest = decode(state["now"]), decode(state["latest"])
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise SnapshotError(f"the snapshot's contents are malformed ({error})") from None
     # Everything decoded: now change the engine (in place: generated code holds these).
@@ -107,13 +112,14 @@ def restore(engine: Engine, data: bytes) -> None:
     engine._buffer[:] = buffer
     engine._latest = latest
     engine._counts.update(counts)
-    engine._last_sweep = _plain(last_sweep)
+    engine._last_sweep = decode(last_sweep)
     engine._ticks, engine._since_sweep = ticks, since_sweep
     engine._sweep_budget = state["sweep_budget"]
     engine._agenda.clear()
 
 
-def _load(data: bytes) -> dict[str, Any]:
+def unpack(data: bytes) -> dict[str, Any]:
+    """The JSON data of a :func:`pack`ed snapshot; SnapshotError for anything else."""
     if not isinstance(data, bytes | bytearray):
         raise SnapshotError("a snapshot is bytes")
     header, newline, body = bytes(data).partition(b"\n")
@@ -137,7 +143,7 @@ def _load(data: bytes) -> dict[str, Any]:
 # ------------------------------------------------------------------------ values
 
 
-def _value(x: Any) -> Any:
+def encode(x: Any) -> Any:
     """A run-time value as JSON data (tagged arrays for what JSON lacks)."""
     if x is None or isinstance(x, str | bool | int):
         return x
@@ -145,23 +151,23 @@ def _value(x: Any) -> Any:
         return x if math.isfinite(x) else ["x", repr(x)]
     if isinstance(x, Event):
         name, args, start, end = x
-        out = ["e", name, _value(args), _value(start), _value(end)]
+        out = ["e", name, encode(args), encode(start), encode(end)]
         if isinstance(x, Detection):
             out[0] = "d"
-            out.append([_value(s) for s in x.sources])
+            out.append([encode(s) for s in x.sources])
         return out
     if isinstance(x, tuple):
-        return ["t", *(_value(i) for i in x)]
+        return ["t", *(encode(i) for i in x)]
     if isinstance(x, Fraction):
         return ["q", x.numerator, x.denominator]
     if isinstance(x, IRI):
         return ["i", x.value]
     if isinstance(x, Struct):
-        return ["s", x.functor, [_value(a) for a in x.args]]
+        return ["s", x.functor, [encode(a) for a in x.args]]
     raise SnapshotError(f"cannot write a value of type {type(x).__name__} into a snapshot")
 
 
-def _plain(x: Any) -> Any:
+def decode(x: Any) -> Any:
     """The inverse of :func:`_value` (builds only plain values, events and detections)."""
     if not isinstance(x, list):
         if x is None or isinstance(x, str | bool | int | float):
@@ -169,7 +175,7 @@ def _plain(x: Any) -> Any:
         raise ValueError(f"unexpected {type(x).__name__}")
     tag = x[0]
     if tag == "t":
-        return tuple(_plain(i) for i in x[1:])
+        return tuple(decode(i) for i in x[1:])
     if tag == "x":
         if x[1] not in ("inf", "-inf", "nan"):
             raise ValueError(f"bad float {x[1]!r}")
@@ -179,13 +185,13 @@ def _plain(x: Any) -> Any:
     if tag == "i":
         return IRI(str(x[1]))
     if tag == "s":
-        return Struct(str(x[1]), tuple(_plain(a) for a in x[2]))
+        return Struct(str(x[1]), tuple(decode(a) for a in x[2]))
     if tag in ("e", "d"):
         event = (Detection if tag == "d" else Event)(
-            str(x[1]), _plain(x[2]), _plain(x[3]), _plain(x[4])
+            str(x[1]), decode(x[2]), decode(x[3]), decode(x[4])
         )
         if tag == "d":
-            event.sources = tuple(_plain(s) for s in x[5])
+            event.sources = tuple(decode(s) for s in x[5])
         return event
     raise ValueError(f"unknown tag {tag!r}")
 
@@ -197,20 +203,20 @@ def _timer(at: Any, order: int, fire: Any) -> list[Any]:
     if isinstance(fire, partial):
         node = getattr(fire.func, "__self__", None)
         if isinstance(node, SlidingAggregateNode):
-            return [_value(at), order, "leave", node.id, _value(fire.args[0])]
+            return [encode(at), order, "leave", node.id, encode(fire.args[0])]
     owner = getattr(fire, "__self__", None)
     if isinstance(owner, ClockNode):
-        return [_value(at), order, "clock", owner.id]
+        return [encode(at), order, "clock", owner.id]
     raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
 
 
 def _unpack_timer(t: list[Any], nodes: list[Any]) -> tuple[Any, int, Any]:
-    at, order, kind, node_id = _plain(t[0]), int(t[1]), t[2], int(t[3])
+    at, order, kind, node_id = decode(t[0]), int(t[1]), t[2], int(t[3])
     node = nodes[node_id]
     if kind == "clock" and isinstance(node, ClockNode):
         return at, order, node.fire
     if kind == "leave" and isinstance(node, SlidingAggregateNode):
-        return at, order, partial(node._leave, _plain(t[4]))
+        return at, order, partial(node._leave, decode(t[4]))
     raise ValueError(f"timer {kind} does not match node {node_id}")
 
 
@@ -225,17 +231,17 @@ def _node_state(node: Any) -> Any:
             return {
                 "left": _store(node.left),
                 "right": _store(node.right),
-                "stamp": _value(node._stamp),
+                "stamp": encode(node._stamp),
             }
         case NegationNode():
             return {"left": _store(node.left), "blockers": _blockers(node.blockers)}
         case GuardNode():
-            ends = [[_value(k), [_value(e) for e in v]] for k, v in node._ends.items()]
+            ends = [[encode(k), [encode(e) for e in v]] for k, v in node._ends.items()]
             return {"blockers": _blockers(node.blockers), "ends": ends}
         case SlidingAggregateNode():
             return {
                 "groups": [
-                    [_value(k), _value(values), _window(w)]
+                    [encode(k), encode(values), _window(w)]
                     for k, (values, w) in node.groups.items()
                 ]
             }
@@ -252,7 +258,7 @@ def _restorer(node: Any, state: Any) -> Any:
             return partial(setattr, node, "pending", pending)
         case JoinNode():
             left, right = _unstore(state["left"]), _unstore(state["right"])
-            stamp = _plain(state["stamp"])
+            stamp = decode(state["stamp"])
 
             def apply_join() -> None:
                 _fill(node.left, left)
@@ -270,7 +276,7 @@ def _restorer(node: Any, state: Any) -> Any:
             return apply_negation
         case GuardNode():
             blockers = _unblockers(state["blockers"])
-            ends = {_plain(k): [_plain(e) for e in v] for k, v in state["ends"]}
+            ends = {decode(k): [decode(e) for e in v] for k, v in state["ends"]}
 
             def apply_guard() -> None:
                 _refill(node.blockers, blockers)
@@ -280,7 +286,7 @@ def _restorer(node: Any, state: Any) -> Any:
             return apply_guard
         case SlidingAggregateNode():
             groups = {
-                _plain(k): (_plain(values), _unwindow(w, node._function, node._window))
+                decode(k): (decode(values), _unwindow(w, node._function, node._window))
                 for k, values, w in state["groups"]
             }
 
@@ -299,12 +305,12 @@ def _restorer(node: Any, state: Any) -> Any:
 
 def _store(store: Store) -> list[Any]:
     return [
-        [_value(key), [_occurrence(o) for o in bucket]] for key, bucket in store.buckets.items()
+        [encode(key), [_occurrence(o) for o in bucket]] for key, bucket in store.buckets.items()
     ]
 
 
 def _occurrence(o: tuple[Any, ...]) -> list[Any]:
-    out = [_value(o[0]), _value(o[1]), _value(o[2]), _value(o[3])]
+    out = [encode(o[0]), encode(o[1]), encode(o[2]), encode(o[3])]
     if len(o) == 5:  # a started aggregate's window
         out.append(_window(o[4]))
     return out
@@ -317,13 +323,13 @@ def _unstore(
     for key, bucket in data:
         occurrences = []
         for o in bucket:
-            occ: tuple[Any, ...] = (_plain(o[0]), _plain(o[1]), _plain(o[2]), _plain(o[3]))
+            occ: tuple[Any, ...] = (decode(o[0]), decode(o[1]), decode(o[2]), decode(o[3]))
             if len(o) == 5:
                 if window is None:
                     raise ValueError("an aggregate window outside an aggregate")
                 occ += (_unwindow(o[4], *window),)
             occurrences.append(occ)
-        buckets[_plain(key)] = occurrences
+        buckets[decode(key)] = occurrences
     return buckets
 
 
@@ -336,10 +342,10 @@ def _fill(store: Store, buckets: dict[Any, list[tuple[Any, ...]]]) -> None:
 def _blockers(blockers: Blockers) -> list[Any]:
     return [
         [
-            _value(k),
-            [_value(t) for t in ends],
-            [_value(t) for t in maxima],
-            [_value(t) for t in starts],
+            encode(k),
+            [encode(t) for t in ends],
+            [encode(t) for t in maxima],
+            [encode(t) for t in starts],
         ]
         for k, (ends, maxima, starts) in blockers._by_key.items()
     ]
@@ -347,7 +353,7 @@ def _blockers(blockers: Blockers) -> list[Any]:
 
 def _unblockers(data: list[Any]) -> dict[Any, tuple[list[Any], list[Any], list[Any]]]:
     return {
-        _plain(k): ([_plain(t) for t in e], [_plain(t) for t in m], [_plain(t) for t in s])
+        decode(k): ([decode(t) for t in e], [decode(t) for t in m], [decode(t) for t in s])
         for k, e, m, s in data
     }
 
@@ -360,27 +366,27 @@ def _refill(blockers: Blockers, by_key: dict[Any, tuple[list[Any], list[Any], li
 
 def _window(w: SlidingWindow) -> dict[str, Any]:
     return {
-        "items": [[seq, _value(v), _value(s), _value(e)] for seq, v, s, e in w.items],
-        "total": _value(w.total),
-        "squares": _value(w.squares),
-        "lows": [[_value(v), seq] for v, seq in w.lows],
-        "highs": [[_value(v), seq] for v, seq in w.highs],
-        "starts": [[_value(s), seq] for s, seq in w.starts],
-        "pending": [[_value(v), _value(s), _value(e)] for v, s, e in w.pending],
-        "pending_time": _value(w.pending_time),
+        "items": [[seq, encode(v), encode(s), encode(e)] for seq, v, s, e in w.items],
+        "total": encode(w.total),
+        "squares": encode(w.squares),
+        "lows": [[encode(v), seq] for v, seq in w.lows],
+        "highs": [[encode(v), seq] for v, seq in w.highs],
+        "starts": [[encode(s), seq] for s, seq in w.starts],
+        "pending": [[encode(v), encode(s), encode(e)] for v, s, e in w.pending],
+        "pending_time": encode(w.pending_time),
         "next": w._next,
     }
 
 
 def _unwindow(data: dict[str, Any], function: str, window: tuple[str, Any] | None) -> SlidingWindow:
     w = SlidingWindow(function, window)
-    w.items = deque((int(q), _plain(v), _plain(s), _plain(e)) for q, v, s, e in data["items"])
-    w.total = _plain(data["total"])
-    w.squares = float(_plain(data["squares"]))
-    w.lows = deque((_plain(v), int(q)) for v, q in data["lows"])
-    w.highs = deque((_plain(v), int(q)) for v, q in data["highs"])
-    w.starts = deque((_plain(s), int(q)) for s, q in data["starts"])
-    w.pending = [(_plain(v), _plain(s), _plain(e)) for v, s, e in data["pending"]]
-    w.pending_time = _plain(data["pending_time"])
+    w.items = deque((int(q), decode(v), decode(s), decode(e)) for q, v, s, e in data["items"])
+    w.total = decode(data["total"])
+    w.squares = float(decode(data["squares"]))
+    w.lows = deque((decode(v), int(q)) for v, q in data["lows"])
+    w.highs = deque((decode(v), int(q)) for v, q in data["highs"])
+    w.starts = deque((decode(s), int(q)) for s, q in data["starts"])
+    w.pending = [(decode(v), decode(s), decode(e)) for v, s, e in data["pending"]]
+    w.pending_time = decode(data["pending_time"])
     w._next = int(data["next"])
     return w

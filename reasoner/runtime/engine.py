@@ -538,25 +538,12 @@ class Engine:
 
     def _rejection(self, event: Event) -> str | None:
         """Why ``event`` cannot be processed now (None: it can)."""
-        if not isinstance(event, Event):
-            return "not an Event"
-        name, args, start, end = event
-        if not (_is_time(start) and _is_time(end)):
-            return "times must be non-negative numbers"
-        if start > end:
-            return f"start {start} is after end {end}"
-        if self._max_span is not None and end - start > self._max_span:
-            return f"lasts {end - start}, longer than the engine's max_span {self._max_span}"
-        if end < self._runtime.now:
-            late = f"late: ends at {end}, before the current time {self._runtime.now}"
-            if self._lateness:
-                late += f" (beyond the lateness bound {self._lateness})"
-            return late
-        arities = self._arity.get(name)
-        if arities is not None and len(args) not in arities:
-            expected = " or ".join(str(a) for a in sorted(arities))
-            return f"{name} takes {expected} argument(s), not {len(args)}"
-        return None
+        return rejection(event, self._runtime.now, self._arity, self._max_span, self._lateness)
+
+    @property
+    def now(self) -> Any:
+        """The current time (-infinity before the first event)."""
+        return self._runtime.now
 
     def _advance(self, time: Any) -> None:
         """Move the clock forward to ``time``, firing every timer up to it on the way (time
@@ -702,6 +689,32 @@ class Engine:
                 seen.add(node_id)
                 todo.extend(_inputs(self._specs[node_id]))
         return sorted(seen)
+
+
+def rejection(
+    event: Event, now: Any, arities: dict[str, set[int]], max_span: Any, lateness: Any
+) -> str | None:
+    """Why ``event`` cannot be processed at time ``now`` by an engine reading the event names
+    of ``arities`` (None: it can)."""
+    if not isinstance(event, Event):
+        return "not an Event"
+    name, args, start, end = event
+    if not (_is_time(start) and _is_time(end)):
+        return "times must be non-negative numbers"
+    if start > end:
+        return f"start {start} is after end {end}"
+    if max_span is not None and end - start > max_span:
+        return f"lasts {end - start}, longer than the engine's max_span {max_span}"
+    if end < now:
+        late = f"late: ends at {end}, before the current time {now}"
+        if lateness:
+            late += f" (beyond the lateness bound {lateness})"
+        return late
+    known = arities.get(name)
+    if known is not None and len(args) not in known:
+        expected = " or ".join(str(a) for a in sorted(known))
+        return f"{name} takes {expected} argument(s), not {len(args)}"
+    return None
 
 
 def program_knowledge(program: Program) -> Knowledge:

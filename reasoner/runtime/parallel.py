@@ -1,0 +1,433 @@
+"""Detection on several cores: the keyed rules run in worker processes, one share of the
+partition key's values each; the global remainder runs after them (docs/scale-out.md).
+
+The router (this process) checks every input event as an engine would, gives it a sequence
+number and sends it, in batches, to the worker owning its key (a stable hash of the key
+value). After each batch every worker's clock is moved to the batch's last time, so time
+points and aggregate windows fire exactly as in one engine. The global remainder's engine (in
+this process) then reads, in the single engine's order, the input events it reads and what
+the workers derived. Detections are reported in one defined order, whatever the number of
+workers: by end time, then start time, then event name, then the arguments' text; a detection
+is final once the stream has moved past its end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import heapq
+import math
+import multiprocessing
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+from reasoner.compiler.partition import analyse, event_types
+from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
+from reasoner.knowledge.base import Knowledge
+from reasoner.language.ast import Program, dump
+from reasoner.runtime import checkpoint
+from reasoner.runtime.engine import Engine, Rules, Stats, load_rules, rejection
+from reasoner.runtime.events import Event
+
+#: Events per batch sent to a worker (amortises the inter-process cost).
+BATCH = 2048
+
+
+def order_key(event: Event) -> tuple[Any, ...]:
+    """The defined order of detections: end, start, name, then the arguments' text."""
+    return (event[3], event[2], event[0], repr(event[1]))
+
+
+class ParallelEngine:
+    """The engine's detections, computed by ``workers`` processes (see the module doc).
+
+    Args:
+        rules: as for :class:`~reasoner.runtime.engine.Engine`.
+        workers: worker processes for the keyed rules (a program with no keyed rule runs in
+            this process alone).
+        knowledge: a function returning the static knowledge, called once in every worker
+            (and here, for the global remainder); None: the program's facts.
+        policy, tie_break, max_derivations, lateness, max_span, provenance: as for
+            :class:`~reasoner.runtime.engine.Engine`.
+        batch: input events per batch.
+
+    Use it as a context manager (or call :meth:`close`) to stop the workers.
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        *,
+        workers: int = 2,
+        knowledge: Callable[[], Knowledge] | None = None,
+        policy: str = "unrestricted",
+        tie_break: str = "longer",
+        max_derivations: int = 100_000,
+        lateness: Any = 0,
+        max_span: Any = None,
+        provenance: bool = False,
+        batch: int = BATCH,
+    ) -> None:
+        if not isinstance(workers, int) or workers < 1:
+            raise EngineError(f"workers must be a positive integer, not {workers!r}")
+        program = load_rules(rules)
+        self.partitioning = analyse(program, policy)
+        options = {
+            "policy": policy,
+            "tie_break": tie_break,
+            "max_derivations": max_derivations,
+            "max_span": max_span,
+            "provenance": provenance,
+        }
+        keyed, remainder = self.partitioning.stages(program)
+        if not self.partitioning.partitioned:
+            remainder, workers = program, 0
+        self.workers = workers
+        self._keys = self.partitioning.key_positions()
+        self._reads = set(self.partitioning.reads) if workers else set()
+        self._arities: dict[str, set[int]] = {}
+        for name, arity in event_types(program):
+            self._arities.setdefault(name, set()).add(arity)
+        self._max_span = max_span
+        self._lateness = lateness
+        # The global remainder. The router applies the lateness bound; derived events may
+        # last longer than max_span (which only frees memory earlier).
+        self._global = (
+            Engine(
+                remainder,
+                knowledge=None if knowledge is None else knowledge(),
+                **{**options, "max_span": max_span if not workers else None},
+            )
+            if remainder.event_rules or not workers
+            else None
+        )
+        self._batch = batch
+        self._fingerprint = _fingerprint(program, options, lateness, workers)
+        self._connections: list[Connection] = []
+        self._processes: list[Any] = []
+        if workers:
+            self._start(keyed, options, knowledge)
+        self._owner: dict[Any, int] = {}  # key value -> worker
+        self._now: Any = -math.inf  # the end of the last event released
+        self._latest: Any = -math.inf
+        self._buffer: list[tuple[Any, int, Event]] = []  # the lateness heap
+        self._seq = 0
+        self._batches: list[list[tuple[int, Event]]] = [[] for _ in range(workers)]
+        self._raw: list[tuple[int, Event]] = []  # input events the remainder reads
+        self._size = 0
+        self._pending: list[Event] = []  # detections not final yet
+        self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
+
+    # ------------------------------------------------------------------ workers
+
+    def _start(
+        self, program: Program, options: dict[str, Any], knowledge: Callable[[], Knowledge] | None
+    ) -> None:
+        context = multiprocessing.get_context("fork")
+        for _ in range(self.workers):
+            here, there = context.Pipe()
+            process = context.Process(
+                target=_work, args=(there, program, options, knowledge), daemon=True
+            )
+            process.start()
+            there.close()
+            self._connections.append(here)
+            self._processes.append(process)
+
+    def close(self) -> None:
+        """Stop the workers."""
+        for connection in self._connections:
+            with contextlib.suppress(OSError):
+                connection.send(("stop",))
+            connection.close()
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+        self._connections.clear()
+        self._processes.clear()
+
+    def __enter__(self) -> ParallelEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ask(self, message: tuple[Any, ...]) -> list[Any]:
+        for connection in self._connections:
+            connection.send(message)
+        return [_answer(connection) for connection in self._connections]
+
+    # ------------------------------------------------------------------ streaming
+
+    def push(self, event: Event) -> list[Event]:
+        """Take one input event; return the detections that became final, in the defined
+        order. Raises EventError (and takes nothing) for an event an engine would reject."""
+        if self._lateness:
+            reason = rejection(event, self._now, self._arities, self._max_span, self._lateness)
+            if reason is not None:
+                self._counts["rejected"] += 1
+                raise EventError(reason, event)
+            self._counts["events_in"] += 1
+            heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
+            self._latest = max(self._latest, event.end)
+            return self._release(self._latest - self._lateness)
+        reason = rejection(event, self._now, self._arities, self._max_span, 0)
+        if reason is not None:
+            self._counts["rejected"] += 1
+            raise EventError(reason, event)
+        self._counts["events_in"] += 1
+        self._route(event)
+        return self._process() if self._size >= self._batch else []
+
+    def flush(self) -> list[Event]:
+        """Process everything taken so far and return every remaining detection (at the end
+        of a stream)."""
+        out = self._release(math.inf)
+        out += self._process()
+        self._pending.sort(key=order_key)
+        out += self._final(self._pending)
+        self._pending = []
+        return out
+
+    def run(self, events: Iterable[Event]) -> Iterator[Event]:
+        """Push every event and yield the detections as they become final (then flush)."""
+        for event in events:
+            yield from self.push(event)
+        yield from self.flush()
+
+    def _release(self, up_to: Any) -> list[Event]:
+        out: list[Event] = []
+        while self._buffer and self._buffer[0][0] <= up_to:
+            self._route(heapq.heappop(self._buffer)[2])
+            if self._size >= self._batch:
+                out += self._process()
+        return out
+
+    def _route(self, event: Event) -> None:
+        self._now = event[3]
+        seq = self._seq
+        self._seq += 1
+        name, args = event[0], event[1]
+        event_type = (name, len(args))
+        if not self.workers:
+            self._raw.append((seq, event))
+        else:
+            position = self._keys.get(event_type)
+            if position is not None:
+                key = args[position]
+                owner = self._owner.get(key)
+                if owner is None:
+                    owner = zlib.crc32(repr(key).encode("utf-8")) % self.workers
+                    self._owner[key] = owner
+                self._batches[owner].append((seq, event))
+            elif event_type not in self._reads:
+                self._batches[0].append((seq, event))  # no rule reads it: counted, ignored
+            if event_type in self._reads:
+                self._raw.append((seq, event))
+        self._size += 1
+
+    def _process(self) -> list[Event]:
+        """Run the batch: the workers, then the remainder; return the detections now final."""
+        if not self._size:
+            return []
+        until = self._now
+        for connection, batch in zip(self._connections, self._batches, strict=True):
+            connection.send(("batch", batch, until))
+        # (seq, 1, index) after an input event of that seq; (-1, 1, order) for timers
+        feed: list[tuple[Any, ...]] = [(e[3], seq, 0, 0, e) for seq, e in self._raw]
+        keyed: list[Event] = []
+        for connection in self._connections:
+            for seq, detections in _answer(connection):
+                keyed += detections
+                for index, d in enumerate(detections):
+                    if (d[0], len(d[1])) in self._reads:
+                        tie = index if seq >= 0 else order_key(d)
+                        feed.append((d[3], seq, 1, tie, d))
+        self._batches = [[] for _ in range(self.workers)]
+        self._raw = []
+        self._size = 0
+        found = keyed
+        if self._global is not None:
+            feed.sort(key=lambda item: item[:4])
+            engine = self._global
+            for item in feed:
+                found += engine.push(item[4])
+            found += engine.advance(until)
+        pending = self._pending + found
+        pending.sort(key=order_key)
+        cut = len(pending)
+        while cut and pending[cut - 1][3] >= until:
+            cut -= 1
+        self._pending = pending[cut:]
+        return self._final(pending[:cut])
+
+    def _final(self, ordered: list[Event]) -> list[Event]:
+        out = _unique(ordered)
+        self._counts["detections"] += len(out)
+        return out
+
+    # ------------------------------------------------------------------ state
+
+    def stats(self) -> Stats:
+        """Events in, detections out; stored and expired summed over the engines."""
+        engines = self._ask(("stats",)) if self.workers else []
+        if self._global is not None:
+            engines.append(self._global.stats())
+        return Stats(
+            events_in=self._counts["events_in"],
+            detections=self._counts["detections"],
+            stored=sum(s.stored for s in engines),
+            expired=sum(s.expired for s in engines),
+            rejected=self._counts["rejected"],
+            duplicates=sum(s.duplicates for s in engines),
+        )
+
+    def snapshot(self) -> bytes:
+        """Every engine's state and the router's (the detections not final yet, the lateness
+        buffer, the counters), in the snapshot format of :mod:`reasoner.runtime.checkpoint`.
+        Processes what was taken first: call it between two events."""
+        final = self._process_all()
+        self._pending = final + self._pending
+        encode = checkpoint.encode
+        state = {
+            "fingerprint": self._fingerprint,
+            "workers": [d.decode("utf-8") for d in self._ask(("snapshot",))]
+            if self.workers
+            else [],
+            "global": None if self._global is None else self._global.snapshot().decode("utf-8"),
+            "now": encode(self._now),
+            "latest": encode(self._latest),
+            "seq": self._seq,
+            "buffer": [[encode(end), n, encode(e)] for end, n, e in self._buffer],
+            "pending": [encode(d) for d in self._pending],
+            "counts": self._counts,
+        }
+        return checkpoint.pack(state)
+
+    def restore(self, data: bytes) -> None:
+        """Put back a :meth:`snapshot` taken with the same rules, options and number of
+        workers; SnapshotError (nothing changed) otherwise."""
+        state = checkpoint.unpack(data)
+        if state.get("fingerprint") != self._fingerprint:
+            raise SnapshotError(
+                "the snapshot was taken from another program, other engine options or "
+                "another number of workers"
+            )
+        decode = checkpoint.decode
+        try:
+            buffer = [(decode(end), int(n), decode(e)) for end, n, e in state["buffer"]]
+            pending = [decode(d) for d in state["pending"]]
+            now, latest, seq = decode(state["now"]), decode(state["latest"]), int(state["seq"])
+            counts = {k: int(state["counts"][k]) for k in self._counts}
+            workers = [d.encode("utf-8") for d in state["workers"]]
+            own = state["global"]
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise SnapshotError(f"the snapshot's contents are malformed ({error})") from None
+        if len(workers) != self.workers or (own is None) != (self._global is None):
+            raise SnapshotError("the snapshot's engines do not match these workers")
+        # Every engine checks its part before any changes (restore is all or nothing).
+        for connection, part in zip(self._connections, workers, strict=True):
+            connection.send(("check", part))
+        for connection in self._connections:
+            _answer(connection)
+        if self._global is not None:
+            self._global.restore(own.encode("utf-8"))  # checks before it changes anything
+        self._ask(("restore",))
+        self._buffer, self._pending = buffer, pending
+        self._now, self._latest, self._seq = now, latest, seq
+        self._counts.update(counts)
+
+    def _process_all(self) -> list[Event]:
+        """Process the current batch, keeping its detections pending (not reported)."""
+        if not self._size:
+            return []
+        final = self._process()
+        self._counts["detections"] -= len(final)
+        return final
+
+
+def event_order(events: Iterable[Event]) -> list[Event]:
+    """Detections in the defined order of :class:`ParallelEngine`, repeats dropped."""
+    return _unique(sorted(events, key=order_key))
+
+
+def _unique(ordered: list[Event]) -> list[Event]:
+    """Sorted detections without repeats (two rules, in two stages, may derive one event)."""
+    out: list[Event] = []
+    for d in ordered:
+        if not out or d != out[-1]:
+            out.append(d)
+    return out
+
+
+def _fingerprint(program: Program, options: dict[str, Any], lateness: Any, workers: int) -> str:
+    text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _answer(connection: Connection) -> Any:
+    kind, value = connection.recv()
+    if kind == "error":
+        raise value
+    return value
+
+
+def _work(
+    connection: Connection,
+    program: Program,
+    options: dict[str, Any],
+    knowledge: Callable[[], Knowledge] | None,
+) -> None:
+    """A worker: runs the keyed rules on the batches it receives."""
+    engine = Engine(program, knowledge=None if knowledge is None else knowledge(), **options)
+    checked: bytes | None = None
+    while True:
+        message = connection.recv()
+        kind = message[0]
+        try:
+            if kind == "batch":
+                answer: Any = _run_batch(engine, message[1], message[2])
+            elif kind == "stats":
+                answer = engine.stats()
+            elif kind == "snapshot":
+                answer = engine.snapshot()
+            elif kind == "check":
+                checked = message[1]
+                probe = Engine(program, knowledge=engine._runtime.knowledge, **options)
+                probe.restore(checked)
+                answer = None
+            elif kind == "restore":
+                assert checked is not None
+                engine.restore(checked)
+                answer = None
+            else:
+                connection.close()
+                return
+        except ReasonerError as error:
+            connection.send(("error", error))
+            continue
+        connection.send(("ok", answer))
+
+
+def _run_batch(
+    engine: Engine, batch: list[tuple[int, Event]], until: Any
+) -> list[tuple[int, list[Event]]]:
+    """Push a batch; the detections per input event's sequence number (-1: of timers that
+    fired before it), then the timers up to ``until``."""
+    out: list[tuple[int, list[Event]]] = []
+    for seq, event in batch:
+        if event[3] > engine.now:
+            fired = engine.advance(event[3])
+            if fired:
+                out.append((-1, fired))
+        detections = engine.push(event)
+        if detections:
+            out.append((seq, detections))
+    if until > engine.now:
+        fired = engine.advance(until)
+        if fired:
+            out.append((-1, fired))
+    return out

@@ -1,0 +1,160 @@
+"""Parallel workers give the single engine's detections, in the defined order, for any
+number of workers, under every policy."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+from strategies import NEGATIONS, OPERATORS, _where
+
+from reasoner.errors import EventError, RuleCompileError, SnapshotError
+from reasoner.language.ast import (
+    Binary,
+    EventAtom,
+    EventRule,
+    Not,
+    Number,
+    Pattern,
+    Program,
+    TimePoint,
+    Var,
+    Window,
+)
+from reasoner.language.check import bound_variables
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import ParallelEngine, event_order
+
+KEY = Var("K")
+keyed_atoms = st.builds(
+    lambda name, arg: EventAtom(name, (KEY, arg)),
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from([Var("X"), Var("Y"), Number(1)]),
+)
+
+
+def _extend(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
+    return st.one_of(
+        st.builds(Binary, st.sampled_from(OPERATORS), children, children),
+        st.builds(Binary, st.sampled_from(NEGATIONS), children, children),
+        st.builds(Not, children, children, children),
+        st.builds(Window, children, st.integers(1, 6)),
+        children.flatmap(_where),
+        st.builds(
+            lambda p, q: Binary("during", p, Binary("seq", TimePoint(q), TimePoint(q + 3))),
+            children,
+            st.integers(0, 4),
+        ),
+    )
+
+
+keyed_patterns = st.recursive(keyed_atoms, _extend, max_leaves=4)
+
+
+@st.composite
+def partitionable_programs(draw: st.DrawFn) -> Program:
+    """Rules keyed by K (building on each other), and maybe a global rule over them."""
+    rules = []
+    for index in range(draw(st.integers(1, 3))):
+        body = draw(keyed_patterns)
+        if index and draw(st.booleans()):
+            earlier = EventAtom(f"d{draw(st.integers(0, index - 1))}", (KEY, Var("X")))
+            body = Binary(draw(st.sampled_from(OPERATORS)), body, earlier)
+        rest = sorted(bound_variables(body) - {"K"})
+        value = Var(rest[0]) if rest else Number(0)
+        rules.append(EventRule(EventAtom(f"d{index}", (KEY, value)), body))
+    if draw(st.booleans()):  # a global rule: joins different keys on the value
+        first, second = (EventAtom("d0", (Var(k), Var("V"))) for k in ("K1", "K2"))
+        rules.append(EventRule(EventAtom("g", (Var("V"),)), Binary("and", first, second)))
+    return Program(tuple(rules))
+
+
+@st.composite
+def keyed_streams(draw: st.DrawFn) -> list[Event]:
+    events = []
+    for _ in range(draw(st.integers(0, 14))):
+        end = draw(st.integers(0, 9))
+        start = max(end - draw(st.sampled_from([0, 0, 0, 1, 2])), 0)
+        name = draw(st.sampled_from(["a", "b", "c"]))
+        args = (draw(st.integers(1, 4)), draw(st.sampled_from([1, 2])))
+        events.append(Event(name, args, start, end))
+    return sorted(events, key=lambda e: e.end)
+
+
+def _single(program: Program, stream: list[Event], options: dict) -> list[Event]:
+    try:
+        return event_order(Engine(program, **options).run(stream))
+    except RuleCompileError:
+        reject()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    partitionable_programs(),
+    keyed_streams(),
+    st.sampled_from(["unrestricted", "recent", "chronological"]),
+    st.booleans(),
+    st.sampled_from([1, 3, 64]),
+)
+def test_any_number_of_workers_equals_one_engine(
+    program: Program, stream: list[Event], policy: str, provenance: bool, batch: int
+) -> None:
+    options = {"policy": policy, "provenance": provenance}
+    expected = _single(program, stream, options)
+    for workers in (1, 2, 3):
+        with ParallelEngine(program, workers=workers, batch=batch, **options) as engine:
+            found = list(engine.run(stream))
+        assert found == expected
+        assert [d.sources for d in found] == [d.sources for d in expected]
+
+
+def test_blizzard_like_two_stage_program_uses_workers() -> None:
+    rules = (
+        "hot(S, T) <- reading(S, T, V) WHERE V > 30.\n"
+        "streak(S, T1, T2) <- (hot(S, T1) SEQ hot(S, T2)).10.\n"
+        "wide(T2) <- streak(S1, _, T2) AND streak(S2, _, T2) WHERE S1 < S2.\n"
+    )
+    stream = [
+        Event.at("reading", (s, t, v), t)
+        for t in range(0, 40, 2)
+        for s, v in ((1, 31 + t % 3), (2, 35 - t % 7), (3, 20 + t))
+    ]
+    expected = event_order(Engine(rules).run(stream))
+    with ParallelEngine(rules, workers=2, batch=5) as engine:
+        assert engine.partitioning.keyed == (0, 1) and engine.partitioning.remainder == (2,)
+        assert list(engine.run(stream)) == expected
+    assert Event("wide", (2,), 0, 2) in expected  # streak(1, 0, 2) AND streak(2, 0, 2)
+
+
+def test_bad_events_are_rejected_as_by_the_engine() -> None:
+    with ParallelEngine("c(X) <- a(X, Y) SEQ b(X).", workers=2) as engine:
+        with pytest.raises(EventError, match="a takes 2 argument"):
+            engine.push(Event.at("a", (1,), 1))
+        engine.push(Event.at("a", (1, 2), 5))
+        with pytest.raises(EventError, match="late: ends at 3"):
+            engine.push(Event.at("b", (1,), 3))
+        assert engine.flush() == []
+        assert engine.stats().rejected == 2 and engine.stats().events_in == 1
+
+
+def test_lateness_reorders_before_routing() -> None:
+    rules = "c(X) <- a(X) SEQ b(X)."
+    stream = [Event.at("b", (1,), 4), Event.at("a", (1,), 2), Event.at("a", (2,), 3)]
+    expected = event_order(Engine(rules, lateness=3).run(stream))
+    with ParallelEngine(rules, workers=2, lateness=3, batch=1) as engine:
+        assert list(engine.run(stream)) == expected == [Event("c", (1,), 2, 4)]
+
+
+def test_snapshot_restore_between_batches() -> None:
+    rules = "c(X, N) <- aggregate(count, a(X), N, time(4)). d(X) <- a(X) SEQ b(X)."
+    stream = [Event.at(n, (k,), t) for t in range(12) for n, k in (("a", t % 3), ("b", t % 2))]
+    expected = event_order(Engine(rules).run(stream))
+    with ParallelEngine(rules, workers=2, batch=3) as first:
+        before = [d for e in stream[:10] for d in first.push(e)]
+        data = first.snapshot()
+    with ParallelEngine(rules, workers=2, batch=3) as second:
+        second.restore(data)
+        assert before + list(second.run(stream[10:])) == expected
+    with ParallelEngine(rules, workers=3) as other, pytest.raises(SnapshotError):
+        other.restore(data)
