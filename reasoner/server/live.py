@@ -53,6 +53,7 @@ class LiveFeed:
         self._changed = threading.Condition()
         self._events: list[tuple[DetectedEvent, bool]] = []
         self._texts: list[bytes] = []  # formatted events, a prefix of _events
+        self._formatting = threading.Lock()
         self._finished = False
         self._closed = False
         self._places: dict[Value, tuple[float, float] | None] = {}
@@ -109,17 +110,16 @@ class LiveFeed:
                 yield b": keepalive\n\n"
 
     def _text(self, index: int) -> bytes:
-        while len(self._texts) <= index:  # two streams may format one event: same text
-            position = len(self._texts)
-            event, dates = self._events[position]
-            record = {"id": position, **_record(event), "dates": dates}
-            record["iri"] = detection_iri(event)
-            record["sources"] = [_record(source) for source in getattr(event, "sources", ())]
-            record["places"] = self._located(event.args)
-            data = json.dumps(record, separators=(",", ":"))
-            text = f"id: {position}\nevent: detection\ndata: {data}\n\n".encode()
-            if len(self._texts) == position:
-                self._texts.append(text)
+        with self._formatting:  # one stream formats, the others wait and reuse its text
+            while len(self._texts) <= index:
+                position = len(self._texts)
+                event, dates = self._events[position]
+                record = {"id": position, **_record(event), "dates": dates}
+                record["iri"] = detection_iri(event)
+                record["sources"] = [_record(source) for source in getattr(event, "sources", ())]
+                record["places"] = self._located(event.args)
+                data = json.dumps(record, separators=(",", ":"))
+                self._texts.append(f"id: {position}\nevent: detection\ndata: {data}\n\n".encode())
         return self._texts[index]
 
     def _located(self, args: Sequence[Value]) -> list[dict[str, Any]]:

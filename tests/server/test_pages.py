@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import threading
 import tomllib
 import urllib.error
 import urllib.request
@@ -186,3 +187,24 @@ def test_every_shipped_page_file_is_package_data() -> None:
         assert any(
             len(path.parts) == len(PurePosixPath(p).parts) and path.match(p) for p in patterns
         ), file
+
+
+def test_concurrent_streams_see_the_same_detections(serve: Callable[..., SparqlServer]) -> None:
+    server = serve(Store())
+    batch = [E(name="tick", args=(i,), start=i, end=i) for i in range(300)]
+    results: list[list[tuple[str, Any]]] = []
+
+    def read() -> None:
+        results.append(_events(server))
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for start in range(0, 300, 30):  # published while the streams read
+        server.publish_detections(batch[start : start + 30], dates=False)
+    server.finish_replay()
+    for reader in readers:
+        reader.join()
+    expected = [data["args"][0] for kind, data in results[0] if kind == "detection"]
+    assert expected == list(range(300))
+    assert all(result == results[0] for result in results)
