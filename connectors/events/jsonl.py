@@ -9,23 +9,28 @@ Input, one event per line, ordered by time::
 Times are non-negative numbers or ISO-8601 strings; ``{"iri": ...}`` is an IRI, other
 strings and numbers are constants, nested lists are lists (tuples). As an extension for
 round trips, ``{"functor": f, "args": [...]}`` is a compound value. Output, one detection
-per line: ``{"name": "ce1", "args": [], "start": 3, "end": 9}``; a detection of an engine built
+per line: ``{"name":"ce1","args":[],"start":3,"end":9}``; a detection of an engine built
 with ``provenance=True`` has one more key, ``"sources"``: the input events it was built from,
-each a record of the same form (``[{"name": "a", "args": [], "start": 3, "end": 3}, ...]``).
+each a record of the same form (``[{"name":"a","args":[],"start":3,"end":3}, ...]``).
 
-Reading is on the hot path of the CLI, so the per-line work is the JSON scanner and a few
-type checks; arguments are only walked again when one of them is not a plain constant.
+Reading and writing are on the hot path of the CLI, so both go through msgspec, whose C
+decoder and encoder work on typed records: a line whose arguments are all numbers and strings
+is decoded, validated and turned into a tuple in one call; detections are encoded a thousand
+lines per call. Lines are read as bytes: a UTF-8 byte order mark is skipped, and a line that
+is not UTF-8 is rejected on its own like any other bad line.
 """
 
 from __future__ import annotations
 
 import json
-import json.scanner
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
+
+import msgspec
+from msgspec import UNSET
 
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
 from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
@@ -33,13 +38,31 @@ from reasoner.runtime.events import Event
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
 _PLAIN = frozenset((int, float, str))
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-# What json.loads runs, minus its checks (typeshed types the decoder argument oddly).
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_BOM = b"\xef\xbb\xbf"
+
+
+class _Line(msgspec.Struct, gc=False):
+    """One line's fields as the JSON gives them (``UNSET``: absent); :func:`_event` checks them."""
+
+    name: Any = None
+    args: Any = ()
+    time: Any = None
+    start: Any = UNSET
+    end: Any = UNSET
+
+
+class _PlainLine(_Line, gc=False):
+    """A line whose arguments are all numbers or strings, decoded straight into a tuple."""
+
+    args: tuple[int | float | str, ...] = ()
+
+
+_decode_plain = msgspec.json.Decoder(_PlainLine).decode
+_decode_any = msgspec.json.Decoder(_Line).decode
 
 
 def read_jsonl(
-    source: str | Path | TextIO,
+    source: str | Path | TextIO | BinaryIO,
     *,
     style: TimeStyle | None = None,
     on_reject: RejectHandler | None = None,
@@ -47,11 +70,12 @@ def read_jsonl(
     """Read events from a JSON-lines file, skipping (and reporting) malformed lines.
 
     Args:
-        source: a path, ``"-"`` for standard input, or an open text stream.
+        source: a path, ``"-"`` for standard input, or an open text or binary stream.
         style: set to ``iso=True`` as soon as a line uses an ISO-8601 time, so that a
             :class:`JsonLinesWriter` sharing it writes times back in that form.
         on_reject: called with a :class:`Rejected` (file, line, reason) for each bad
-            line (bad JSON, missing name, bad time, start after end ...); default: log it.
+            line (bad JSON or UTF-8, missing name, bad time, start after end ...); default:
+            log it.
 
     Returns:
         A lazy iterator of events in file order.
@@ -71,69 +95,88 @@ def read_jsonl(
 
 
 def _read(
-    source: str | Path | TextIO, style: TimeStyle, on_reject: RejectHandler
+    source: str | Path | TextIO | BinaryIO, style: TimeStyle, on_reject: RejectHandler
 ) -> Iterator[Event]:
     if isinstance(source, str | Path):
         if str(source) == "-":
-            yield from _events(sys.stdin, "<stdin>", style, on_reject)
+            yield from _events(_without_bom(sys.stdin.buffer), "<stdin>", style, on_reject)
             return
         try:
-            with open(source, encoding="utf-8") as stream:
-                yield from _events(stream, str(source), style, on_reject)
-        except (OSError, UnicodeDecodeError) as exc:
+            with open(source, "rb") as stream:
+                yield from _events(_without_bom(stream), str(source), style, on_reject)
+        except OSError as exc:
             raise InputFormatError(f"{source}: cannot read events: {exc}") from exc
     else:
         yield from _events(source, getattr(source, "name", "<stream>"), style, on_reject)
 
 
 def _events(
-    stream: TextIO, file: str, style: TimeStyle, on_reject: RejectHandler
+    lines: Iterable[bytes | str], file: str, style: TimeStyle, on_reject: RejectHandler
 ) -> Iterator[Event]:
-    for number, line in enumerate(stream, 1):
+    decode_plain, decode_any, unset = _decode_plain, _decode_any, UNSET
+    for number, line in enumerate(lines, 1):
         try:
-            obj = _decode_line(line)
-        except ValueError as exc:
-            if line.strip():  # blank lines are allowed and silently skipped
-                on_reject(Rejected(file, number, f"bad JSON: {exc}"))
-            continue
+            record: _Line = decode_plain(line)
+            # The common case, accepted here: a name, plain arguments and integer times.
+            name, time, start, end = record.name, record.time, record.start, record.end
+            if type(name) is str and name:
+                if time is None:
+                    if type(start) is int and type(end) is int and 0 <= start <= end:
+                        yield Event(name, record.args, start, end)
+                        continue
+                elif type(time) is int and time >= 0 and start is unset and end is unset:
+                    yield Event(name, record.args, time, time)
+                    continue
+        except ValueError:  # not plain arguments, or no JSON object at all
+            try:
+                record = decode_any(line)
+            except ValueError as exc:
+                if line.strip():  # blank lines are allowed and silently skipped
+                    on_reject(Rejected(file, number, _reason(line, exc)))
+                continue
         try:
-            yield _event(obj, style)
+            yield _event(record, style)
         except ValueError as exc:
             on_reject(Rejected(file, number, str(exc)))
 
 
-def _decode_line(line: str) -> Any:
-    """``json.loads(line)``, calling the decoder's scanner directly for a line that starts
-    with its value and ends after it (json.loads' own checks cost more than the scan)."""
+def _without_bom(stream: BinaryIO) -> BinaryIO:
+    """``stream`` past a UTF-8 byte order mark, if it starts with one."""
+    if stream.peek(3)[:3] == _BOM:  # type: ignore[attr-defined]
+        stream.read(3)
+    return stream
+
+
+def _reason(line: bytes | str, error: ValueError) -> str:
+    """Why a line that is no JSON object was rejected (json's wording for bad JSON)."""
     try:
-        obj, end = _scan(line, 0)
-    except (StopIteration, ValueError):
-        return json.loads(line)  # leading blanks, or the error message to report
-    if end != len(line) and line[end:].strip():
-        return json.loads(line)  # raises: extra data
-    return obj
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8: byte {exc.start + 1} is {line[exc.start]:#04x} ({exc.reason})"
+    if isinstance(error, msgspec.ValidationError):
+        return "a line must be a JSON object"
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        return f"bad JSON: {exc}"
+    return f"bad JSON: {error}"  # what json accepts beyond the standard (NaN, Infinity)
 
 
-def _event(obj: Any, style: TimeStyle) -> Event:
+def _event(record: _Line, style: TimeStyle) -> Event:
     """Build one event from a decoded line; ValueError carries the reason for rejection."""
-    if type(obj) is not dict:
-        raise ValueError("a line must be a JSON object")
-    name = obj.get("name")
+    name = record.name
     if type(name) is not str or not name:
         raise ValueError("missing or empty 'name'")
-    raw = obj.get("args", ())
-    if type(raw) is not list and raw != ():
-        raise ValueError("'args' must be a list")
-    args = _decode_args(raw)
-    time = obj.get("time")
+    args = record.args if type(record) is _PlainLine else _decode_args(record.args)
+    time = record.time
     if time is not None:
-        if "start" in obj or "end" in obj:
+        if record.start is not UNSET or record.end is not UNSET:
             raise ValueError("give either 'time' or 'start' and 'end', not both")
         # Integer times are the common case: skip the general parser for them.
         start = end = time if type(time) is int and time >= 0 else _time(time, style)
         return Event(name, args, start, end)
-    start_raw, end_raw = obj.get("start"), obj.get("end")
-    if start_raw is None or end_raw is None:
+    start_raw, end_raw = record.start, record.end
+    if start_raw is None or start_raw is UNSET or end_raw is None or end_raw is UNSET:
         raise ValueError("missing 'time' (or both 'start' and 'end')")
     # Integer times are the common case: skip the general parser for them.
     start = start_raw if type(start_raw) is int and start_raw >= 0 else _time(start_raw, style)
@@ -150,6 +193,8 @@ def _time(value: object, style: TimeStyle) -> Time:
 
 
 def _decode_args(items: Any) -> tuple[Value, ...]:
+    if type(items) is not list and items != ():
+        raise ValueError("'args' must be a list")
     for item in items:
         if type(item) not in _PLAIN:
             return tuple(_decode(value) for value in items)
@@ -173,6 +218,20 @@ def _decode(value: Any) -> Value:
     )
 
 
+class _Record(msgspec.Struct, gc=False):
+    """One written line (``sources`` left out unless set)."""
+
+    name: str
+    args: Any
+    start: Any
+    end: Any
+    sources: Any = UNSET
+
+
+# json_value is called for the one value type msgspec does not know: Fraction.
+_encoder = msgspec.json.Encoder(enc_hook=json_value)
+
+
 class JsonLinesWriter:
     """Writes detections as JSON lines, times as numbers or (if the input used ISO) as ISO.
 
@@ -188,59 +247,36 @@ class JsonLinesWriter:
         >>> buffer = io.StringIO()
         >>> JsonLinesWriter(buffer).write(Event("ce1", (), 3, 9))
         >>> buffer.getvalue()
-        '{"name": "ce1", "args": [], "start": 3, "end": 9}\\n'
+        '{"name":"ce1","args":[],"start":3,"end":9}\\n'
     """
 
     def __init__(self, out: TextIO, style: TimeStyle | None = None) -> None:
         self.out = out
         self.style = style or TimeStyle()
-        self._names: dict[str, str] = {}  # event name -> the line's text up to the arguments
 
     def write(self, event: Event) -> None:
         """Write one event as one line, with its ``sources`` when it has any."""
-        self.out.write(self.line(event))
-
-    def line(self, event: Event) -> str:
-        """The line :meth:`write` writes for ``event`` (newline included)."""
-        name, args, start, end = event
-        if type(start) is int and type(end) is int and not self.style.iso and not event.sources:
-            # The common case, formatted directly: the text json would write for the record.
-            for item in args:
-                if type(item) is not int and type(item) is not str:
-                    break
-            else:
-                quoted = self._names.get(name)
-                if quoted is None:
-                    quoted = self._names[name] = '{"name": ' + _encode(name) + ', "args": ['
-                listed = ", ".join([repr(a) if type(a) is int else _encode(a) for a in args])
-                return f'{quoted}{listed}], "start": {start}, "end": {end}}}\n'
-        record = self._record(event)
-        if event.sources:
-            record["sources"] = [self._record(source) for source in event.sources]
-        return _encode(record) + "\n"
-
-    def _record(self, event: Event) -> dict[str, Any]:
-        args = event.args
-        for item in args:
-            if type(item) not in _PLAIN:
-                encoded: list[Any] = [json_value(value) for value in args]
-                break
-        else:
-            encoded = list(args)
-        if self.style.iso:
-            start: Any = epoch_to_iso(event.start)
-            end: Any = start if event.end == event.start else epoch_to_iso(event.end)
-        else:
-            start, end = json_value(event.start), json_value(event.end)
-        return {"name": event.name, "args": encoded, "start": start, "end": end}
+        self.write_all((event,))
 
     def write_all(self, events: Iterable[Event]) -> int:
         """Write every event (a thousand lines per write call); return how many."""
         count = 0
-        line, write = self.line, self.out.write
+        record, encode, write = self._record, _encoder.encode_lines, self.out.write
         items = iter(events)
-        while chunk := [line(event) for event in islice(items, 1024)]:
-            write("".join(chunk))
+        while chunk := [record(event) for event in islice(items, 1024)]:
+            write(encode(chunk).decode())
             count += len(chunk)
         return count
 
+    def _record(self, event: Event) -> _Record:
+        name, args, start, end = event
+        for item in args:
+            if type(item) not in _PLAIN:
+                args = [json_value(value) for value in args]
+                break
+        if self.style.iso:
+            iso = epoch_to_iso(start)
+            start, end = iso, (iso if end == start else epoch_to_iso(end))
+        if event.sources:
+            return _Record(name, args, start, end, [self._record(s) for s in event.sources])
+        return _Record(name, args, start, end)

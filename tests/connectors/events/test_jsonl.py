@@ -108,7 +108,7 @@ def test_writer_writes_numbers_iris_structs_and_lists() -> None:
         "start": 3,
         "end": 9,
     }
-    assert lines[1] == '{"name": "e", "args": [], "start": 2, "end": 5.5}'
+    assert lines[1] == '{"name":"e","args":[],"start":2,"end":5.5}'
 
 
 def test_written_lines_read_back_equal_in_iso_form() -> None:
@@ -121,7 +121,7 @@ def test_written_lines_read_back_equal_in_iso_form() -> None:
     events, _ = _read(text, style)
     out = io.StringIO()
     JsonLinesWriter(out, style).write_all(events)
-    assert '"start": "2021-01-10T06:20:00Z", "end": "2021-01-10T09:20:00.500000Z"' in out.getvalue()
+    assert '"start":"2021-01-10T06:20:00Z","end":"2021-01-10T09:20:00.500000Z"' in out.getvalue()
     again, rejected = _read(out.getvalue())
     assert rejected == [] and again == events
 
@@ -170,9 +170,9 @@ def test_writer_gives_source_times_in_iso_form_when_the_input_used_it() -> None:
         _detection(Event("d", (), 1610259600, 1610263200), source)
     )
     assert out.getvalue() == (
-        '{"name": "d", "args": [], "start": "2021-01-10T06:20:00Z", "end": "2021-01-10T07:20:00Z",'
-        ' "sources": [{"name": "a", "args": [], "start": "2021-01-10T06:20:00Z",'
-        ' "end": "2021-01-10T06:20:00Z"}]}\n'
+        '{"name":"d","args":[],"start":"2021-01-10T06:20:00Z","end":"2021-01-10T07:20:00Z",'
+        '"sources":[{"name":"a","args":[],"start":"2021-01-10T06:20:00Z",'
+        '"end":"2021-01-10T06:20:00Z"}]}\n'
     )
 
 
@@ -181,7 +181,7 @@ def test_writer_output_without_sources_is_unchanged() -> None:
     event = Event("ce", (IRI("http://x/y"), 2.5), 3, 9)
     JsonLinesWriter(plain).write(event)
     JsonLinesWriter(empty).write(_detection(event))
-    expected = '{"name": "ce", "args": [{"iri": "http://x/y"}, 2.5], "start": 3, "end": 9}\n'
+    expected = '{"name":"ce","args":[{"iri":"http://x/y"},2.5],"start":3,"end":9}\n'
     assert plain.getvalue() == empty.getvalue() == expected
 
 
@@ -191,16 +191,63 @@ def test_writer_output_without_sources_is_unchanged() -> None:
     st.integers(0, 10**12),
     st.integers(0, 10),
 )
-def test_the_direct_formatting_writes_what_json_writes(
+def test_written_lines_are_what_json_writes_and_read_back(
     name: str, args: list[object], start: int, span: int
 ) -> None:
-    # Integer times and int/str arguments are formatted directly; the text must be json's.
     event = Event(name, tuple(args), start, start + span)
     buffer = io.StringIO()
-    writer = JsonLinesWriter(buffer)
-    writer.write(event)
+    JsonLinesWriter(buffer).write(event)
     expected = json.dumps(
-        {"name": name, "args": args, "start": start, "end": start + span}, ensure_ascii=False
+        {"name": name, "args": args, "start": start, "end": start + span},
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
-    assert buffer.getvalue() == expected + "\n"
+    assert json.loads(buffer.getvalue()) == json.loads(expected)
+    assert buffer.getvalue().count("\n") == 1 and buffer.getvalue().endswith("\n")
     assert next(read_jsonl(io.StringIO(buffer.getvalue()))) == event
+    as_bytes = io.BytesIO(buffer.getvalue().encode())
+    assert next(read_jsonl(as_bytes)) == event
+
+
+def test_rejection_reasons_are_exact_whichever_decoder_saw_the_line() -> None:
+    text = "\n".join(
+        [
+            "{not json",
+            "[1, 2]",
+            '{"name": "a", "args": [1, NaN], "time": 2}',
+            '{"name": "a", "args": {"x": 1}, "time": 2}',
+            '{"name": "a", "args": [{"iri": "http://x/s"}], "time": 2, "start": null}',
+            '{"name": "a", "args": [1], "time": 2, "start": null}',
+            '{"name": "a", "args": [1], "start": null, "end": 3}',
+            '{"name": "", "args": [1], "time": 2}',
+            '{"name": "a", "args": [1], "time": 2} x',
+            "   ",
+            '{"name": "a", "args": [1], "time": null, "start": 2, "end": 2}',
+        ]
+    )
+    events, rejected = _read(text)
+    assert events == [Event("a", (1,), 2, 2)]
+    assert [(r.line, r.reason) for r in rejected] == [
+        (1, "bad JSON: Expecting property name enclosed in double quotes: " + "line 1 column 2 (char 1)"),
+        (2, "a line must be a JSON object"),
+        (3, "bad JSON: JSON is malformed: invalid character (byte 26)"),
+        (4, "'args' must be a list"),
+        (5, "give either 'time' or 'start' and 'end', not both"),
+        (6, "give either 'time' or 'start' and 'end', not both"),
+        (7, "missing 'time' (or both 'start' and 'end')"),
+        (8, "missing or empty 'name'"),
+        (9, "bad JSON: Extra data: line 1 column 39 (char 38)"),
+    ]
+
+
+def test_a_line_that_is_not_utf8_is_rejected_alone_and_a_bom_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(
+        b'\xef\xbb\xbf{"name": "a", "time": 1}\n'
+        b'{"name": "b\xff", "time": 2}\r\n'
+        b'{"name": "c\xc3\xa9", "args": [{"iri": "http://x/\xc3\xa9"}], "time": 3}\r\n'
+    )
+    rejected: list[Rejected] = []
+    events = list(read_jsonl(path, on_reject=rejected.append))
+    assert events == [Event("a", (), 1, 1), Event("c\u00e9", (IRI("http://x/\u00e9"),), 3, 3)]
+    assert rejected == [Rejected(str(path), 2, "not UTF-8: byte 12 is 0xff (invalid start byte)")]
