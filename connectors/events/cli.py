@@ -199,21 +199,27 @@ def run_command(args: argparse.Namespace) -> int:
             _read(path, args.format, style, on_reject, rdf) for path in (args.events or ["-"])
         ]
         written = refused = 0
+        # Detections are written a batch at a time (one at a time to a terminal).
+        batch, pending = (1 if out.isatty() else 1024), []
+        push = engine.push
         for event in merge_streams(*streams):
             if refresher is not None:
                 refresher.poll(engine)
             try:
-                detections = engine.push(event)
+                detections = push(event)
             except EventError as error:
                 refused += 1
                 print(f"skipped event: {error}", file=sys.stderr)
                 continue
             if detections:
                 publish(detections)
-                written += _write(writer, detections, only)
+                pending += detections
+                if len(pending) >= batch:
+                    written += _write(writer, pending, only)
+                    pending = []
         final = engine.flush()
         publish(final)
-        written += _write(writer, final, only)
+        written += _write(writer, pending + final, only)
     stats = engine.stats()
     extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
     if refresher is not None and (refresher.refreshed or refresher.failed):
