@@ -195,12 +195,12 @@ def run_command(args: argparse.Namespace) -> int:
         writer = _writer(args.output_format, out, style)
         refresher = None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
         rdf = _rdf_options(args, program)
-        streams = [
-            _read(path, args.format, style, on_reject, rdf) for path in (args.events or ["-"])
-        ]
+        paths = args.events or ["-"]
+        streams = [_read(path, args.format, style, on_reject, rdf) for path in paths]
         written = refused = 0
-        # Detections are written a batch at a time (one at a time to a terminal).
-        batch, pending = (1 if out.isatty() else 1024), []
+        # Detections are written a batch at a time, unless someone may be waiting for them.
+        live = out.isatty() or "-" in paths
+        batch, pending = (1 if live else 1024), []
         push = engine.push
         for event in merge_streams(*streams):
             if refresher is not None:

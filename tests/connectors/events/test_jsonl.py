@@ -227,8 +227,9 @@ def test_rejection_reasons_are_exact_whichever_decoder_saw_the_line() -> None:
     )
     events, rejected = _read(text)
     assert events == [Event("a", (1,), 2, 2)]
+    quotes = "Expecting property name enclosed in double quotes"
     assert [(r.line, r.reason) for r in rejected] == [
-        (1, "bad JSON: Expecting property name enclosed in double quotes: " + "line 1 column 2 (char 1)"),
+        (1, f"bad JSON: {quotes}: line 1 column 2 (char 1)"),
         (2, "a line must be a JSON object"),
         (3, "bad JSON: JSON is malformed: invalid character (byte 26)"),
         (4, "'args' must be a list"),
