@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, TextIO
 
+from connectors.events.checkpoints import Checkpoints, Every, Resume, cut_output, run_fingerprint
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
 from connectors.events.refresh import Refresher
@@ -31,6 +32,7 @@ from reasoner.errors import EventError, ReasonerError
 from reasoner.language.ast import Program
 from reasoner.runtime.engine import Engine, load_rules
 from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import ParallelEngine
 
 if TYPE_CHECKING:
     from connectors.rdf.writer import RdfWriter
@@ -143,6 +145,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="with --serve: after the replay, keep serving until interrupted (Ctrl-C)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="run the keyed rules in N worker processes and the rest after them "
+        "(docs/scale-out.md); detections are then written in the defined order: by end "
+        "time, start time, name, arguments (the same for any N)",
+    )
+    p.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="keep a checkpoint in DIR (the engine, the input position, the output length); "
+        "after a crash the same command resumes from it (needs --output FILE)",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        default="10000",
+        metavar="N|SECONDS",
+        help="with --checkpoint: every N input events (default 10000) or every SECONDSs, e.g. 30s",
+    )
     p.set_defaults(handler=run_command)
 
 
@@ -165,24 +187,27 @@ def run_command(args: argparse.Namespace) -> int:
             program=program,
             progress=True,
         )
-    engine = Engine(
-        program,
-        knowledge=None if kb is None else kb.snapshot(),
-        policy=args.policy,
-        tie_break=args.tie_break,
-        lateness=lateness,
-        max_span=args.max_span,
-        provenance=args.provenance,
-    )
+    engine = _engine(args, program, None if kb is None else kb.snapshot(), lateness)
+    checkpoints, resume = _checkpoints(args, lateness)
+    if resume is not None:
+        engine.restore(resume.engine)
+        cut_output(args.output, resume.output_bytes)
+    counts = {"written": 0, "refused": 0, "malformed": 0}
+    if resume is not None:
+        counts.update(resume.counts)
+    skip = 0 if resume is None else resume.position
+    position = 0
     style = TimeStyle()
-    rejected: list[Rejected] = []
 
     def on_reject(item: Rejected) -> None:
-        rejected.append(item)
-        print(f"skipped {item}", file=sys.stderr)
+        if position >= skip:  # (lines before the resumed position were reported already)
+            counts["malformed"] += 1
+            print(f"skipped {item}", file=sys.stderr)
 
     only = set(args.only or ())
     with ExitStack() as stack:
+        if isinstance(engine, ParallelEngine):
+            stack.enter_context(engine)
         # Entered first, so closed last: the output is complete while --keep-serving waits.
         publish = stack.enter_context(
             detections_endpoint(args.serve, kb, keep_serving=args.keep_serving, style=style)
@@ -190,47 +215,116 @@ def run_command(args: argparse.Namespace) -> int:
         out: TextIO = (
             sys.stdout
             if args.output == "-"
-            else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+            else stack.enter_context(
+                open(args.output, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
+            )
         )
         writer = _writer(args.output_format, out, style)
         refresher = None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
         rdf = _rdf_options(args, program)
         paths = args.events or ["-"]
         streams = [_read(path, args.format, style, on_reject, rdf) for path in paths]
-        written = refused = 0
         # Detections are written a batch at a time, unless someone may be waiting for them.
         live = out.isatty() or "-" in paths
         batch, pending = (1 if live else 1024), []
         push = engine.push
         for event in merge_streams(*streams):
+            position += 1
+            if position <= skip:
+                continue
             if refresher is not None:
-                refresher.poll(engine)
+                refresher.poll(engine)  # type: ignore[arg-type]
             try:
                 detections = push(event)
             except EventError as error:
-                refused += 1
+                counts["refused"] += 1
                 print(f"skipped event: {error}", file=sys.stderr)
-                continue
+                detections = []
             if detections:
                 publish(detections)
                 pending += detections
                 if len(pending) >= batch:
-                    written += _write(writer, pending, only)
+                    counts["written"] += _write(writer, pending, only)
                     pending = []
+            if checkpoints is not None and checkpoints.due():
+                counts["written"] += _write(writer, pending, only)
+                pending = []
+                checkpoints.save(engine.snapshot(), position, out, counts)
         final = engine.flush()
         publish(final)
-        written += _write(writer, pending + final, only)
+        counts["written"] += _write(writer, pending + final, only)
+    if checkpoints is not None:
+        checkpoints.remove()
     stats = engine.stats()
     extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
     if refresher is not None and (refresher.refreshed or refresher.failed):
         extra += f", knowledge refreshed {refresher.refreshed} times"
         extra += f" ({refresher.failed} refreshes failed)" if refresher.failed else ""
     print(
-        f"{stats.events_in} events, {written} detections written, "
-        f"{len(rejected)} malformed lines and {refused} rejected events skipped{extra}",
+        f"{stats.events_in} events, {counts['written']} detections written, "
+        f"{counts['malformed']} malformed lines and {counts['refused']} rejected events "
+        f"skipped{extra}",
         file=sys.stderr,
     )
     return 0
+
+
+def _engine(
+    args: argparse.Namespace, program: Program, knowledge: Any, lateness: Any
+) -> Engine | ParallelEngine:
+    """The engine, or with --workers the parallel one (the knowledge is built once, here;
+    each worker process inherits its own copy)."""
+    options = {
+        "policy": args.policy,
+        "tie_break": args.tie_break,
+        "lateness": lateness,
+        "max_span": args.max_span,
+        "provenance": args.provenance,
+    }
+    if args.workers is None:
+        return Engine(program, knowledge=knowledge, **options)
+    if args.refresh_every is not None:
+        raise ReasonerError("--refresh-every does not work with --workers yet")
+    if args.workers < 1:
+        raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
+    return ParallelEngine(
+        program,
+        workers=args.workers,
+        knowledge=None if knowledge is None else lambda: knowledge,
+        **options,
+    )
+
+
+def _checkpoints(
+    args: argparse.Namespace, lateness: Any
+) -> tuple[Checkpoints | None, Resume | None]:
+    """With --checkpoint: the run's checkpoints and the one to resume from (checked before
+    the stream starts; a bad one is left untouched)."""
+    if args.checkpoint is None:
+        return None, None
+    if args.output == "-":
+        raise ReasonerError("--checkpoint needs --output FILE: written output cannot be taken back")
+    options = {
+        name: getattr(args, name)
+        for name in (
+            "format",
+            "rdf_time",
+            "policy",
+            "tie_break",
+            "knowledge",
+            "store",
+            "entailment",
+            "max_span",
+            "only",
+            "output_format",
+            "provenance",
+            "workers",
+        )
+    }
+    options["lateness"] = lateness
+    fingerprint = run_fingerprint(args.rules, args.events or ["-"], options)
+    checkpoints = Checkpoints(args.checkpoint, fingerprint, Every.parse(args.checkpoint_every))
+    return checkpoints, checkpoints.load()
 
 
 def _write(writer: JsonLinesWriter | RdfWriter, detections: list[Event], only: set[str]) -> int:

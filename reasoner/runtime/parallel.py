@@ -385,7 +385,10 @@ def _work(
     engine = Engine(program, knowledge=None if knowledge is None else knowledge(), **options)
     checked: bytes | None = None
     while True:
-        message = connection.recv()
+        try:
+            message = connection.recv()
+        except EOFError:  # the router is gone
+            return
         kind = message[0]
         try:
             if kind == "batch":

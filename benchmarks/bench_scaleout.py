@@ -1,0 +1,204 @@
+"""Scale-out: events/s with 1 and 2 worker processes, checkpoint cost, snapshot size.
+
+Two keyed workloads (docs/scale-out.md):
+
+* **MesoWest-style replay**: ``--stations`` synthetic stations (default 2,000, spread over the
+  interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
+  storm systems placed at random, through rules/blizzard.event with the NOAA definition. The
+  station neighbourhood (``near_station``, within ``--near-km``) is given as facts, so no
+  knowledge store is needed; the readings, settlings and warnings run per station, the areas
+  in the global stage.
+* **stock ticker** with ``--companies`` companies (random walks): per company, rises within a
+  minute (recent policy) and a moving average over the last 10 quotes.
+
+Per workload: the single in-process engine, then ``ParallelEngine`` with 1 and 2 workers
+(detections checked equal), the cost of a snapshot every ``--checkpoint-every`` events per
+event, and the snapshot size per stored occurrence. The events are generated before timing;
+detections are counted, not written. The machine may be shared: the load average is printed.
+
+    python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
+    python benchmarks/bench_scaleout.py --quick    # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_blizzard import storm_systems
+
+from connectors.events.merge import merge_streams
+from connectors.mesowest.generator import simulate
+from connectors.mesowest.station import Station
+from reasoner.knowledge.builtins import geo_distance_km
+from reasoner.language.parser import parse
+from reasoner.runtime.engine import Engine, load_rules
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import ParallelEngine, event_order
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TICKER_RULES = """
+rise([property(consumption_policy, recent)]) 'rule:'
+rise(C, P1, P2) <- (stock(C, P1, _) SEQ stock(C, P2, _)).60 WHERE P2 > P1 * 1.01.
+average(C, A) <- aggregate(avg(P), stock(C, P, _V), A, count(10)).
+"""
+
+
+def synthetic_stations(count: int, seed: int) -> list[Station]:
+    """``count`` stations at random places of the interior West (37-47 N, 121-103 W)."""
+    rng = random.Random(seed)
+    return [
+        Station(
+            f"S{i:05d}",
+            f"Station {i}",
+            rng.uniform(37, 47),
+            rng.uniform(-121, -103),
+            rng.uniform(2000, 9000),
+        )
+        for i in range(count)
+    ]
+
+
+def neighbour_facts(stations: list[Station], km: float) -> str:
+    """``near_station(A, B).`` for every two stations within ``km`` of each other."""
+    cells: dict[tuple[int, int], list[Station]] = {}
+    for s in stations:  # 1-degree cells: only neighbouring cells can be within km
+        cells.setdefault((int(s.lat), int(s.lon)), []).append(s)
+    lines = []
+    for s in stations:
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                for t in cells.get((int(s.lat) + dy, int(s.lon) + dx), ()):
+                    if t is not s and geo_distance_km(s.lat, s.lon, t.lat, t.lon) <= km:
+                        lines.append(f"near_station('{s.id}', '{t.id}').")
+    return "\n".join(lines) + "\n"
+
+
+def mesowest_workload(stations: int, days: float, km: float, seed: int):
+    table = synthetic_stations(stations, seed)
+    storms = storm_systems(table, days, seed)
+    events = list(merge_streams(*(simulate(s, days, seed, storms) for s in table)))
+    rules = load_rules(
+        [str(ROOT / "rules" / "blizzard.event"), str(ROOT / "rules" / "blizzard_noaa.event")]
+    )
+    return rules + parse(neighbour_facts(table, km)), events
+
+
+def ticker_workload(companies: int, quotes: int, seed: int):
+    rng = random.Random(seed)
+    prices = [rng.uniform(10, 500) for _ in range(companies)]
+    events = []
+    for i in range(quotes):
+        c = rng.randrange(companies)
+        prices[c] *= rng.uniform(0.98, 1.025)
+        events.append(
+            Event.at("stock", (f"C{c:05d}", round(prices[c], 2), rng.randint(1, 900)), i // 10)
+        )
+    return parse(TICKER_RULES), events
+
+
+def timed(run: Callable[[], list[Event]]) -> tuple[float, float, list[Event]]:
+    """Wall and CPU seconds (this process and its children) of ``run()``."""
+    gc.collect()
+    cpu = _cpu()
+    began = time.perf_counter()
+    out = run()
+    return time.perf_counter() - began, _cpu() - cpu, out
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(name: str, program, events: list[Event], every: int) -> dict:
+    n = len(events)
+    load = os.getloadavg()[0]
+    print(f"{name}: {n:,} events, load average {load:.1f} on {os.cpu_count()} cores")
+    single_engine = Engine(program)
+    wall, cpu, single = timed(lambda: list(single_engine.run(events)))
+    expected = event_order(single)
+    result = {"workload": name, "events": n, "load_average": load, "detections": len(expected)}
+    result["single_engine_events_per_s"] = round(n / wall)
+    print(f"  single engine, in-process  {n / wall:>9,.0f} events/s ({len(expected):,} detections)")
+    for workers in (1, 2):
+
+        def parallel(workers: int = workers) -> list[Event]:
+            with ParallelEngine(program, workers=workers) as engine:
+                return list(engine.run(events))
+
+        wall, cpu, found = timed(parallel)
+        assert found == expected, f"{workers} workers differ from the single engine"
+        result[f"workers_{workers}_events_per_s"] = round(n / wall)
+        result[f"workers_{workers}_cpu_s"] = round(cpu, 2)
+        print(f"  --workers {workers}                {n / wall:>9,.0f} events/s (CPU {cpu:.1f} s)")
+    ratio = result["workers_2_events_per_s"] / result["workers_1_events_per_s"]
+    result["speedup_2_over_1"] = round(ratio, 2)
+    print(f"  2 workers / 1 worker       {ratio:>9.2f}x")
+    # Checkpoint cost: the single engine with a snapshot every `every` events.
+    engine = Engine(program)
+    sizes = []
+
+    def with_snapshots() -> list[Event]:
+        out = []
+        for i, event in enumerate(events, 1):
+            out += engine.push(event)
+            if i % every == 0:
+                sizes.append((len(engine.snapshot()), engine.stats().stored))
+        return out
+
+    wall_cp, _, _ = timed(with_snapshots)
+    cost = (wall_cp - n / result["single_engine_events_per_s"]) / n
+    size, stored = max(sizes, key=lambda s: s[1]) if sizes else (len(engine.snapshot()), 1)
+    result["checkpoint_every"] = every
+    result["checkpoint_cost_us_per_event"] = round(cost * 1e6, 2)
+    result["snapshot_bytes"] = size
+    result["snapshot_stored"] = stored
+    result["snapshot_bytes_per_stored"] = round(size / max(stored, 1), 1)
+    print(
+        f"  snapshot every {every:,} events: {cost * 1e6:.2f} us per event; "
+        f"{size:,} bytes for {stored:,} stored occurrences ({size / max(stored, 1):.0f} B each)"
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small smoke run")
+    parser.add_argument("--stations", type=int, default=2000)
+    parser.add_argument("--days", type=float, default=2.0)
+    parser.add_argument("--near-km", type=float, default=100.0)
+    parser.add_argument("--companies", type=int, default=2000)
+    parser.add_argument("--quotes", type=int, default=300_000)
+    parser.add_argument("--checkpoint-every", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=2012)
+    parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.stations, args.days, args.companies, args.quotes = 100, 1.0, 100, 5_000
+        args.checkpoint_every = 1_000
+    program, events = mesowest_workload(args.stations, args.days, args.near_km, args.seed)
+    results = [
+        measure(f"mesowest ({args.stations} stations)", program, events, args.checkpoint_every)
+    ]
+    program, events = ticker_workload(args.companies, args.quotes, args.seed)
+    results.append(
+        measure(f"ticker ({args.companies} companies)", program, events, args.checkpoint_every)
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of the router process {peak:.0f} MB")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
