@@ -94,7 +94,7 @@ def end_to_end(
 
 def run_command(rules: Path, policy: str, stream: Path, out: Path) -> float:
     """CPU seconds one ``reasoner run`` process takes over ``stream`` (writing to ``out``)."""
-    command = [sys.executable, "-m", "reasoner.cli", "run", str(rules), "--events", str(stream)]
+    command = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--events", str(stream)]
     command += ["--output", str(out), "--policy", policy, "--max-span", "0"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, check=True, capture_output=True)

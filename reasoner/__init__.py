@@ -67,13 +67,14 @@ if TYPE_CHECKING:
     )
     from reasoner.knowledge.snapshot import KnowledgeBase
     from reasoner.language.ast import Program
-    from reasoner.runtime.engine import Engine, load_rules
+    from reasoner.language.parser import load_rules
+    from reasoner.runtime.engine import Engine
     from reasoner.runtime.events import Event
     from reasoner.values import IRI
 
 _LAZY = {
     "Engine": "reasoner.runtime.engine",
-    "load_rules": "reasoner.runtime.engine",
+    "load_rules": "reasoner.language.parser",
     "Event": "reasoner.runtime.events",
     "Program": "reasoner.language.ast",
     "KnowledgeBase": "reasoner.knowledge.snapshot",

@@ -1,7 +1,7 @@
-"""``python -m connectors.mesowest generate ...``: the mesowest commands without the main CLI."""
+"""``python -m connectors.mesowest COMMAND ...``: the same as ``reasoner mesowest COMMAND ...``."""
 
 import sys
 
-from connectors.mesowest.cli import main
+from connectors.cli import main
 
-sys.exit(main())
+sys.exit(main(["mesowest", *sys.argv[1:]]))

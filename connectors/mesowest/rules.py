@@ -12,7 +12,6 @@ from pathlib import Path
 
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program
-from reasoner.runtime.engine import load_rules
 
 _RULES = Path(__file__).resolve().parents[2] / "rules"
 #: The blizzard patterns.
@@ -41,4 +40,6 @@ def blizzard_program(definition: str = "noaa") -> Program:
         raise ReasonerError(
             f"unknown blizzard definition {definition!r} (choose {', '.join(DEFINITIONS)})"
         )
+    from reasoner.language.parser import load_rules  # here: the CLI reads DEFINITIONS alone
+
     return load_rules([BLIZZARD_RULES, DEFINITIONS[definition]])

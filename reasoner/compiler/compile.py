@@ -37,9 +37,9 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.check import check_program
+from reasoner.modes import POLICIES, Policy
 from reasoner.values import Time
 
-POLICIES = ("unrestricted", "recent", "chronological")
 WINDOW_PROPERTIES = ("event_rule_window", "window")
 POLICY_PROPERTIES = ("consumption_policy", "policy", "event_rule_policy")
 
@@ -48,7 +48,7 @@ POLICY_PROPERTIES = ("consumption_policy", "policy", "event_rule_policy")
 class Options:
     """Program-wide compilation choices (rules may override the policy)."""
 
-    policy: str = "unrestricted"
+    policy: Policy = "unrestricted"
 
 
 def compile_program(

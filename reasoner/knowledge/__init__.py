@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reasoner.knowledge.base import Knowledge
-    from reasoner.knowledge.entailment import REGIMES, Closure, entail, is_trivial, owlrl_closure
+    from reasoner.knowledge.entailment import Closure, entail, is_trivial, owlrl_closure
     from reasoner.knowledge.snapshot import KnowledgeBase, Snapshot, TripleIndex
     from reasoner.knowledge.store import INFERRED_GRAPH, SparqlError, SparqlResult, Store
+    from reasoner.modes import REGIMES
 
 _LAZY = {
     "Knowledge": "reasoner.knowledge.base",
-    "REGIMES": "reasoner.knowledge.entailment",
+    "REGIMES": "reasoner.modes",
     "Closure": "reasoner.knowledge.entailment",
     "entail": "reasoner.knowledge.entailment",
     "is_trivial": "reasoner.knowledge.entailment",

@@ -40,12 +40,10 @@ import rdflib
 
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.store import INFERRED_GRAPH, Store, Triple, literal_value
+from reasoner.modes import REGIMES, Regime
 from reasoner.values import IRI, Value
 
 log = logging.getLogger(__name__)
-
-#: The entailment regimes, weakest first.
-REGIMES = ("none", "rdfs", "owl-rl")
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -134,7 +132,7 @@ def is_trivial(triple: Triple) -> bool:
     return (p == TYPE and o == RESOURCE) or (p in _REFLEXIVE and s == o)
 
 
-def entail(asserted: Iterable[Triple], regime: str) -> Closure:
+def entail(asserted: Iterable[Triple], regime: Regime) -> Closure:
     """Materialise the RDFS or OWL 2 RL closure of asserted triples.
 
     Args:
@@ -202,7 +200,7 @@ def owlrl_closure(triples: Iterable[Triple], regime: str) -> set[Triple]:
     return out
 
 
-def materialize(store: Store, regime: str) -> Closure:
+def materialize(store: Store, regime: Regime) -> Closure:
     """Recompute the store's inferred graph from its asserted (default) graph.
 
     Args:

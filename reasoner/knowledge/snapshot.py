@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 
 from reasoner.errors import KnowledgeError, ReasonerError
 from reasoner.knowledge.datalog import DerivedKnowledge, Model, Relation, Strata, evaluate, prepare
-from reasoner.knowledge.entailment import REGIMES, Closure, materialize
+from reasoner.knowledge.entailment import Closure, materialize
 from reasoner.knowledge.goals import DEFAULT_PREFIXES
 from reasoner.knowledge.store import INFERRED_GRAPH, SparqlResult, Store, Triple
 from reasoner.language.ast import Program
+from reasoner.modes import REGIMES, Regime
 from reasoner.values import IRI, Struct, Value
 
 #: Predicate IRIs for derived facts of unprefixed predicates: ``urn:reasoner:pred:<name>``.
@@ -145,7 +146,7 @@ class KnowledgeBase:
         paths: Iterable[str | os.PathLike[str]] = (),
         *,
         store_path: str | os.PathLike[str] | None = None,
-        entailment: str = "rdfs",
+        entailment: Regime = "rdfs",
         program: Program | None = None,
         progress: bool = False,
     ) -> None:
@@ -195,7 +196,7 @@ class KnowledgeBase:
         paths: Iterable[str | os.PathLike[str]] | None = None,
         *,
         program: Program | None = None,
-        entailment: str | None = None,
+        entailment: Regime | None = None,
     ) -> Snapshot:
         """Build the next version aside and swap it in atomically.
 
@@ -228,7 +229,7 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ building
 
-    def _build(self, paths: tuple, program: Program, regime: str) -> Snapshot:
+    def _build(self, paths: tuple, program: Program, regime: Regime) -> Snapshot:
         if regime not in REGIMES:
             raise KnowledgeError(
                 f"unknown entailment {regime!r} (expected one of {', '.join(REGIMES)})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,33 @@ def parse_file(path: str | Path) -> Program:
     except (OSError, UnicodeDecodeError) as exc:
         raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
     return parse(text, str(path))
+
+
+#: What :func:`load_rules` accepts: rule text, ``.event`` paths, programs, or a sequence of them.
+Rules = str | Path | Program | Sequence[str | Path | Program]
+
+
+def load_rules(rules: Rules) -> Program:
+    """Parse rule text, rule files and programs into one program.
+
+    A string that names an existing ``.event`` file is read as that file; any other string is
+    rule text.
+
+    >>> len(load_rules("c <- a SEQ b.").event_rules)
+    1
+    """
+    if isinstance(rules, Program):
+        return rules
+    if isinstance(rules, Path):
+        return parse_file(rules)
+    if isinstance(rules, str):
+        if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
+            return parse_file(rules)
+        return parse(rules)
+    program = Program()
+    for part in rules:
+        program = program + load_rules(part)
+    return program
 
 
 @functools.cache

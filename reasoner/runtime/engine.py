@@ -14,7 +14,6 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from reasoner.compiler.compile import Options, compile_program
@@ -36,10 +35,11 @@ from reasoner.errors import EngineError, EventError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
+from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, Term, Var
-from reasoner.language.check import term_variables
 from reasoner.language.operators import join_interval
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.parser import Rules, load_rules
+from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.conditions import NUMBER_TYPES, condition
 from reasoner.runtime.events import Detection, Event
@@ -59,9 +59,8 @@ from reasoner.runtime.nodes import (
     argument_matcher,
     dispatcher,
 )
-from reasoner.runtime.policies import TIE_BREAKS
+from reasoner.values import Time
 
-Rules = str | Path | Program | Sequence[str | Path | Program]
 Callback = Callable[[Event], None]
 
 
@@ -75,29 +74,6 @@ class Stats:
     expired: int
     rejected: int
     duplicates: int
-
-
-def load_rules(rules: Rules) -> Program:
-    """Parse rule text, rule files and programs into one program.
-
-    A string that names an existing ``.event`` file is read as that file; any other string is
-    rule text.
-
-    >>> len(load_rules("c <- a SEQ b.").event_rules)
-    1
-    """
-    if isinstance(rules, Program):
-        return rules
-    if isinstance(rules, Path):
-        return parse_file(rules)
-    if isinstance(rules, str):
-        if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
-            return parse_file(rules)
-        return parse(rules)
-    program = Program()
-    for part in rules:
-        program = program + load_rules(part)
-    return program
 
 
 class Engine:
@@ -134,11 +110,11 @@ class Engine:
         rules: Rules,
         *,
         knowledge: Knowledge | None = None,
-        policy: str = "unrestricted",
-        tie_break: str = "longer",
+        policy: Policy = "unrestricted",
+        tie_break: TieBreak = "longer",
         max_derivations: int = 100_000,
-        lateness: Any = 0,
-        max_span: Any = None,
+        lateness: Time = 0,
+        max_span: Time | None = None,
         provenance: bool = False,
     ) -> None:
         if tie_break not in TIE_BREAKS:
@@ -155,8 +131,8 @@ class Engine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._provenance = provenance
-        self._buffer: list[tuple[Any, int, Event]] = []  # (end, arrival, event) heap
-        self._latest: Any = -math.inf
+        self._buffer: list[tuple[Time, int, Event]] = []  # (end, arrival, event) heap
+        self._latest: Time = -math.inf
         self._own_facts = knowledge is None
         self._runtime = Runtime(knowledge if knowledge is not None else FactBase())
         self._nodes: list[Node] = []
@@ -181,9 +157,9 @@ class Engine:
             "rejected": 0,
             "duplicates": 0,
         }
-        self._last_sweep: Any = -math.inf
+        self._last_sweep: Time = -math.inf
         self._ticks = 0
-        self._sweep_every: Any = math.inf
+        self._sweep_every: Time = math.inf
         self._since_sweep = 0  # events processed and detected since the last sweep
         self._sweep_budget = 0  # events that pay for the next sweep
         self._feed_lists: list[Sequence[int]] = []
@@ -475,7 +451,7 @@ class Engine:
         """Process every buffered event (at the end of a stream with a lateness bound)."""
         return self._release(math.inf)
 
-    def _release(self, up_to: Any) -> list[Event]:
+    def _release(self, up_to: Time) -> list[Event]:
         self._detected = []
         while self._buffer and self._buffer[0][0] <= up_to:
             event = heapq.heappop(self._buffer)[2]
@@ -513,7 +489,7 @@ class Engine:
         if new:
             self._counts["detections"] += new
 
-    def advance(self, time: Any) -> list[Event]:
+    def advance(self, time: Time) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
         if not _is_time(time):
             raise EventError(f"time must be a non-negative number, not {time!r}")
@@ -541,11 +517,11 @@ class Engine:
         return rejection(event, self._runtime.now, self._arity, self._max_span, self._lateness)
 
     @property
-    def now(self) -> Any:
+    def now(self) -> Time:
         """The current time (-infinity before the first event)."""
         return self._runtime.now
 
-    def _advance(self, time: Any) -> None:
+    def _advance(self, time: Time) -> None:
         """Move the clock forward to ``time``, firing every timer up to it on the way (time
         points, occurrences leaving an aggregate's window)."""
         rt = self._runtime
@@ -559,7 +535,7 @@ class Engine:
         if time > rt.now:
             self._tick(time)
 
-    def _tick(self, time: Any) -> None:
+    def _tick(self, time: Time) -> None:
         self._runtime.now = time
         self._seen.clear()
         self._ticks += 1
@@ -617,7 +593,7 @@ class Engine:
         self._sweep_budget = 64 * len(self._keepers) + self.stored() // 2
         return freed
 
-    def _floors(self) -> list[Any]:
+    def _floors(self) -> list[Time]:
         """Per node, a lower bound on the start of every occurrence it emits from now on.
 
         A node's bound is the earliest of its stored occurrences that may still reach its
@@ -692,7 +668,7 @@ class Engine:
 
 
 def rejection(
-    event: Event, now: Any, arities: dict[str, set[int]], max_span: Any, lateness: Any
+    event: Event, now: Time, arities: dict[str, set[int]], max_span: Time | None, lateness: Time
 ) -> str | None:
     """Why ``event`` cannot be processed at time ``now`` by an engine reading the event names
     of ``arities`` (None: it can)."""
@@ -715,27 +691,6 @@ def rejection(
         expected = " or ".join(str(a) for a in sorted(known))
         return f"{name} takes {expected} argument(s), not {len(args)}"
     return None
-
-
-def program_knowledge(program: Program) -> Knowledge:
-    """The static knowledge of a program alone: its facts, and its Horn rules evaluated
-    (stratified, semi-naive; function-like rules answered on demand).
-
-    >>> from reasoner.language.parser import parse
-    >>> kb = program_knowledge(parse("p(1). q(X) :- p(X)."))
-    >>> list(kb.solve("q", (None,)))
-    [(1,)]
-    """
-    facts = FactBase.from_program(program)
-    # Ground facts are the fact base's; rules and non-ground facts (`p(_X).`) the Datalog's.
-    rules = [r for r in program.static_rules if r.body or any(term_variables(r.head))]
-    if not rules:
-        return facts
-    from reasoner.knowledge.datalog import DerivedKnowledge, evaluate, prepare
-
-    prefixes = program.prefixes
-    strata = prepare(rules, prefixes)
-    return DerivedKnowledge(facts, evaluate(strata, facts, prefixes), strata, prefixes)
 
 
 def provenance(why: Any) -> tuple[Event, ...]:

@@ -27,8 +27,9 @@ from reasoner.compiler.partition import analyse, event_types
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
+from reasoner.language.parser import Rules, load_rules
 from reasoner.runtime import checkpoint
-from reasoner.runtime.engine import Engine, Rules, Stats, load_rules, rejection
+from reasoner.runtime.engine import Engine, Stats, rejection
 from reasoner.runtime.events import Event
 
 #: Events per batch sent to a worker (amortises the inter-process cost).

@@ -20,9 +20,6 @@ from reasoner.values import Time
 Occurrence = tuple[Any, ...]
 INF = float("inf")
 
-#: Tie-breaks for the recent policy between two occurrences ending at the same time.
-TIE_BREAKS = ("longer", "shorter")
-
 
 class Store:
     """Occurrences per join key, in arrival order."""

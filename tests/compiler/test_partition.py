@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.cli import main
+from connectors.cli import main
 from reasoner.compiler.partition import analyse
 from reasoner.language.parser import parse
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from rdflib import Dataset, Namespace
 
+from connectors.cli import main
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.mesowest.reader import read_mesowest
 from connectors.mesowest.sosa import reading_graph, write_sosa
 from connectors.rdf.reader import GraphCounts, read_rdf
-from reasoner.cli import main
 from reasoner.knowledge.snapshot import KnowledgeBase
-from reasoner.language.parser import parse_file
+from reasoner.language.parser import load_rules, parse_file
 from reasoner.rdf.mapping import GraphMapping
-from reasoner.runtime.engine import Engine, load_rules
+from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 
 ROOT = Path(__file__).resolve().parents[2]

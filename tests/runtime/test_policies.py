@@ -38,7 +38,7 @@ def test_policy_example_through_the_cli(policy: str, tmp_path: Path) -> None:
     rules.write_text(RULES, encoding="utf-8")
     events = "".join(json.dumps({"name": n, "args": [], "time": t}) + "\n" for n, t in STREAM)
     result = subprocess.run(
-        [sys.executable, "-m", "reasoner.cli", "run", str(rules), "--policy", policy],
+        [sys.executable, "-m", "connectors.cli", "run", str(rules), "--policy", policy],
         input=events,
         capture_output=True,
         text=True,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from reasoner.knowledge.program import program_knowledge
 from reasoner.language.parser import parse, parse_file
-from reasoner.runtime.engine import Engine, program_knowledge
+from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.cli import main
+from connectors.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = """
@@ -67,7 +67,7 @@ def test_kill_and_restart_gives_the_uninterrupted_output(
     reference = tmp_path / "reference.jsonl"
     assert main(_command(rules, events, reference, *workers)) == 0
     out, folder = tmp_path / "out.jsonl", tmp_path / "checkpoints"
-    command = [sys.executable, "-m", "reasoner.cli"]
+    command = [sys.executable, "-m", "connectors.cli"]
     command += _command(rules, events, out, *workers, "--checkpoint", str(folder))
     command += ["--checkpoint-every", "400"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

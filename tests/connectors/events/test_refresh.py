@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from connectors.cli import main
 from connectors.events.refresh import Refresher
-from reasoner.cli import main
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
@@ -101,7 +101,7 @@ def test_sighup_refreshes_a_running_replay(tmp_path: Path) -> None:
     _limits(knowledge, 30)
     rules = tmp_path / "hot.event"
     rules.write_text(RULES)
-    command = [sys.executable, "-m", "reasoner.cli", "run", str(rules), "--events", "-"]
+    command = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--events", "-"]
     command += ["--knowledge", str(knowledge), "--entailment", "none"]
     with subprocess.Popen(
         command,

@@ -10,7 +10,7 @@ from rdflib import Dataset, Graph, Namespace, URIRef
 from rdflib.namespace import RDF
 from rdflib.term import Node
 
-from reasoner.cli import main
+from connectors.cli import main
 
 R = Namespace("urn:reasoner:vocab#")
 TIME = Namespace("http://www.w3.org/2006/time#")

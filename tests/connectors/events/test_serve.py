@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from SPARQLWrapper import JSON, SPARQLWrapper
 
-from reasoner.cli import main
+from connectors.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 EX = "http://etalis.example.org/data/"
@@ -72,7 +72,7 @@ def _select(url: str, query: str) -> list[dict[str, str]]:
 
 def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Path) -> None:
     output = tmp_path / "detections.jsonl"
-    command = [sys.executable, "-m", "reasoner.cli", *_run_args(tmp_path)]
+    command = [sys.executable, "-m", "connectors.cli", *_run_args(tmp_path)]
     command += ["--serve", "0", "--keep-serving", "--output", str(output)]
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT) as proc:
         assert proc.stderr is not None

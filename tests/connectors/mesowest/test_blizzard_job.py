@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from connectors.cli import main
 from connectors.mesowest.blizzard import BlizzardJob, run_blizzard, stations_of
 from connectors.mesowest.knowledge import open_knowledge, prepare_knowledge
-from reasoner.cli import main
 from reasoner.errors import KnowledgeError
 
 STATIONS = """\

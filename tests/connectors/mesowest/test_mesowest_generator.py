@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from connectors.cli import main
 from connectors.mesowest import (
     SHIPPED_STATIONS,
     GeneratorError,
@@ -13,7 +14,6 @@ from connectors.mesowest import (
     read_mesowest,
     simulate,
 )
-from connectors.mesowest.cli import main
 from reasoner.runtime.events import Event
 
 START = datetime(2021, 1, 10, tzinfo=UTC)
@@ -98,6 +98,7 @@ def test_shipped_sample_is_reproduced_by_the_documented_command(tmp_path: Path) 
     # Keep these arguments equal to the command in data/mesowest/README.md.
     code = main(
         [
+            "mesowest",
             "generate",
             "--out",
             str(tmp_path),
@@ -147,8 +148,11 @@ def test_shipped_sample_has_one_known_multi_station_blizzard() -> None:
 
 
 def test_cli_reports_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["generate", "--out", str(tmp_path), "--stations", "KSLC,KZZZ"]) == 2
-    assert "unknown station(s) KZZZ" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["generate", "--out", str(tmp_path), "--storm", "KSLC,2021-01-10T00:00:00Z"])
+    assert main(["mesowest", "generate", "--out", str(tmp_path), "--stations", "KSLC,KZZZ"]) == 1
+    assert capsys.readouterr().err.startswith("reasoner: unknown station(s) KZZZ")
+    with pytest.raises(SystemExit) as usage:
+        main(
+            ["mesowest", "generate", "--out", str(tmp_path), "--storm", "KSLC,2021-01-10T00:00:00Z"]
+        )
+    assert usage.value.code == 2
     assert "expected ID,START,HOURS[,INTENSITY]" in capsys.readouterr().err

@@ -8,8 +8,8 @@ import owlrl
 import pytest
 import rdflib
 
+from connectors.cli.knowledge import register
 from connectors.spark.build import BuildConfig, build_knowledge, read_manifest, refresh_knowledge
-from connectors.spark.cli import register
 from connectors.spark.neighbourhoods import uses_graphframes
 from connectors.spark.rdfs import PROPERTY, RESOURCE, SUBCLASS, SUBPROPERTY, TYPE, materialise_rdfs
 from connectors.spark.readers import triples_frame

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.cli import main
+from connectors.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 GEONAMES = ROOT / "data" / "geonames" / "US-mountain-cities15000.txt"

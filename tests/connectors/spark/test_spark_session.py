@@ -87,7 +87,7 @@ def test_importing_the_connectors_starts_no_jvm() -> None:
     import subprocess
 
     code = (
-        "import sys, connectors.spark.cli, connectors.spark.build, connectors.spark.rdfs, "
+        "import sys, connectors.cli.knowledge, connectors.spark.build, connectors.spark.rdfs, "
         "connectors.spark.near, connectors.spark.neighbourhoods, connectors.spark.readers; "
         "print('pyspark' in sys.modules)"
     )

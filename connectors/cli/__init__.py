@@ -1,8 +1,18 @@
-"""The ``reasoner`` command: a thin dispatcher over sub-commands defined elsewhere.
+"""The ``reasoner`` command: one module per sub-command, on top of the library and connectors.
 
-Each sub-command lives next to the code it drives and exposes ``register(subparsers)``, which
-adds its parser and sets a ``handler(args) -> int`` default. Adding a command means adding its
-``register`` to :data:`COMMANDS`; this module holds no logic of its own.
+Each sub-command module (``check``, ``run``, ``serve``, ``knowledge``, ``mesowest``) has
+``register(subparsers)``, which adds its parser and sets ``handler(args) -> int``. Modules
+import only light modules at the top (argparse, :mod:`reasoner.modes`, settings); a handler
+imports the parser, store, Spark or plotting code when it runs, so ``reasoner --help`` loads
+none of them. A new sub-command is a new module here plus one entry in :data:`COMMANDS`.
+
+One convention for every command:
+
+* exit status 0: done; 1: an error, reported on standard error as ``reasoner: message``
+  (rule diagnostics as ``file:line:col: message`` with the source line and a caret);
+  2: a usage error (argparse's message, or no command given);
+* handlers raise :class:`~reasoner.errors.ReasonerError` (or let an ``OSError`` through) for
+  an error; :func:`main` reports it, so no handler prints its own error prefix.
 """
 
 from __future__ import annotations
@@ -12,20 +22,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from connectors.events import cli as run_command
-from connectors.mesowest import cli as mesowest_command
-from connectors.spark import cli as knowledge_command
+from connectors.cli import check, knowledge, mesowest, run, serve
 from reasoner.errors import ReasonerError
-from reasoner.language import command as language_command
-from reasoner.server import cli as serve_command
 
 #: The ``register(subparsers)`` functions of every sub-command, in help order.
 COMMANDS: tuple[Callable[[Any], None], ...] = (
-    language_command.register,
-    run_command.register,
-    serve_command.register,
-    knowledge_command.register,
-    mesowest_command.register,
+    check.register,
+    run.register,
+    serve.register,
+    knowledge.register,
+    mesowest.register,
 )
 
 
@@ -41,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reasoner",
         description="Knowledge-rich stream reasoning over RDF with the ETALIS Language for Events.",
+        epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in COMMANDS:
@@ -55,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments (default ``sys.argv[1:]``).
 
     Returns:
-        The exit status.
+        The exit status: 0 done, 1 error, 2 usage error.
 
     >>> main(["check", "rules/stock_ticker.event"])  # doctest: +SKIP
     0
@@ -68,10 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(handler(args))
-    except ReasonerError as exc:
+    except (ReasonerError, OSError) as exc:
         print(f"reasoner: {exc}", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

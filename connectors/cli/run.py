@@ -4,24 +4,23 @@ The contract outside tools rely on (keep it stable):
 ``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
 [--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
 [--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
-[--serve PORT [--keep-serving]]``. Several
-``--events`` files merge into one time-ordered stream; malformed lines and rejected events are
-reported on stderr, counted and skipped. ``--provenance`` writes with each detection the input
-events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF and on
-the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint
+[--serve PORT [--keep-serving]] [--workers N] [--checkpoint DIR [--checkpoint-every N|Ts]]``.
+Several ``--events`` files merge into one time-ordered stream; malformed lines and rejected
+events are reported on stderr, counted and skipped. ``--provenance`` writes with each detection
+the input events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF
+and on the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint
 (``connectors/events/serving.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from connectors.events.checkpoints import Checkpoints, Every, Resume, cut_output, run_fingerprint
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
 from connectors.events.refresh import Refresher
@@ -29,20 +28,31 @@ from connectors.events.rejects import Rejected
 from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
 from reasoner.errors import EventError, ReasonerError
-from reasoner.language.ast import Program
-from reasoner.runtime.engine import Engine, load_rules
+from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import ParallelEngine
+from reasoner.values import Time
 
 if TYPE_CHECKING:
+    from connectors.events.checkpoints import Checkpoints, Resume
     from connectors.rdf.writer import RdfWriter
+    from reasoner.language.ast import Program
+    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.parallel import ParallelEngine
 
-_log = logging.getLogger("reasoner.run")
 _RDF_FORMATS = ("rdf", "nquads", "trig")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``run`` command."""
+def register(subparsers: Any) -> None:
+    """Add the ``run`` sub-command (its ``handler`` returns the exit status).
+
+    Args:
+        subparsers: what ``ArgumentParser.add_subparsers()`` returned.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers())
+    >>> parser.parse_args(["run", "a.event", "--policy", "recent"]).policy
+    'recent'
+    """
     p = subparsers.add_parser(
         "run",
         help="replay events through rules and print the complex events detected",
@@ -50,102 +60,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "complex event a rule head derives, as JSON lines, in detection order.",
     )
     p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
-    p.add_argument(
+    _add_input(p.add_argument_group("input"))
+    _add_engine(p.add_argument_group("engine"))
+    _add_knowledge(p.add_argument_group("knowledge"))
+    _add_output(p.add_argument_group("output"))
+    _add_checkpoints(p.add_argument_group("checkpoints"))
+    p.set_defaults(handler=run)
+
+
+def _add_input(group: Any) -> None:
+    group.add_argument(
         "--events",
         action="append",
         metavar="FILE",
         help="an events file ('-' for standard input, the default); repeat to merge streams",
     )
-    p.add_argument(
+    group.add_argument(
         "--format",
         choices=("jsonl", "mesowest", *_RDF_FORMATS),
         default="jsonl",
         help="input format: JSON lines (default), MesoWest CSV exports, or a stream of "
         "timestamped RDF graphs (rdf: N-Quads or TriG by file extension)",
     )
-    p.add_argument(
+    group.add_argument(
         "--rdf-time",
         metavar="PROPERTY",
         help="RDF input: the property giving each graph its time (IRI or prefix:name of the "
         "rules; default prov:generatedAtTime)",
     )
-    p.add_argument(
+
+
+def _add_engine(group: Any) -> None:
+    group.add_argument(
         "--policy",
-        choices=("unrestricted", "recent", "chronological"),
+        choices=POLICIES,
         default="unrestricted",
         help="consumption policy for rules without their own (default: unrestricted)",
     )
-    p.add_argument(
+    group.add_argument(
         "--tie-break",
-        choices=("longer", "shorter"),
+        choices=TIE_BREAKS,
         default="longer",
         help="recent policy: which of two occurrences ending together is the latest",
     )
-    p.add_argument(
-        "--knowledge",
-        action="append",
-        metavar="PATH",
-        help="RDF files or folders of background knowledge for WHERE (repeatable)",
-    )
-    p.add_argument("--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)")
-    p.add_argument(
-        "--refresh-every",
-        type=float,
-        metavar="SECONDS",
-        help="with --knowledge or --store: rebuild the knowledge every SECONDS while replaying "
-        "(in the background; the engine switches between two events; a failed refresh keeps "
-        "the previous version). SIGHUP asks for a refresh at any time",
-    )
-    p.add_argument(
-        "--entailment",
-        choices=("none", "rdfs", "owl-rl"),
-        default="rdfs",
-        help="entailment applied to the knowledge (default: rdfs)",
-    )
-    p.add_argument(
+    group.add_argument(
         "--lateness",
         type=float,
         default=0,
         metavar="T",
         help="accept events up to T time units out of order (buffered and reordered)",
     )
-    p.add_argument(
+    group.add_argument(
         "--max-span",
         type=float,
         metavar="T",
         help="the longest input event interval (0: instantaneous events); lets the engine "
         "free goals no future input can complete, e.g. chronological PAR/NOT without a window",
     )
-    p.add_argument(
-        "--only", action="append", metavar="NAME", help="print only these events (repeatable)"
-    )
-    p.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
-    p.add_argument(
-        "--output-format",
-        choices=("jsonl", "trig", "nquads"),
-        default="jsonl",
-        help="detections as JSON lines (default) or as one RDF named graph each",
-    )
-    p.add_argument(
-        "--provenance",
-        action="store_true",
-        help="write with each detection the input events it was built from: a 'sources' "
-        "list in JSON lines, prov:wasDerivedFrom links to r:InputEvent resources in RDF "
-        "and on the --serve endpoint (uses more memory: partial matches keep their inputs)",
-    )
-    p.add_argument(
-        "--serve",
-        type=int,
-        metavar="PORT",
-        help="serve the knowledge and every detection over SPARQL at 127.0.0.1:PORT/sparql "
-        "while replaying (0: any free port, printed on stderr)",
-    )
-    p.add_argument(
-        "--keep-serving",
-        action="store_true",
-        help="with --serve: after the replay, keep serving until interrupted (Ctrl-C)",
-    )
-    p.add_argument(
+    group.add_argument(
         "--workers",
         type=int,
         metavar="N",
@@ -153,29 +125,103 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(docs/scale-out.md); detections are then written in the defined order: by end "
         "time, start time, name, arguments (the same for any N)",
     )
-    p.add_argument(
+
+
+def _add_knowledge(group: Any) -> None:
+    group.add_argument(
+        "--knowledge",
+        action="append",
+        metavar="PATH",
+        help="RDF files or folders of background knowledge for WHERE (repeatable)",
+    )
+    group.add_argument(
+        "--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)"
+    )
+    group.add_argument(
+        "--refresh-every",
+        type=float,
+        metavar="SECONDS",
+        help="with --knowledge or --store: rebuild the knowledge every SECONDS while replaying "
+        "(in the background; the engine switches between two events; a failed refresh keeps "
+        "the previous version). SIGHUP asks for a refresh at any time",
+    )
+    group.add_argument(
+        "--entailment",
+        choices=REGIMES,
+        default="rdfs",
+        help="entailment applied to the knowledge (default: rdfs)",
+    )
+
+
+def _add_output(group: Any) -> None:
+    group.add_argument(
+        "--only", action="append", metavar="NAME", help="print only these events (repeatable)"
+    )
+    group.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
+    group.add_argument(
+        "--output-format",
+        choices=("jsonl", "trig", "nquads"),
+        default="jsonl",
+        help="detections as JSON lines (default) or as one RDF named graph each",
+    )
+    group.add_argument(
+        "--provenance",
+        action="store_true",
+        help="write with each detection the input events it was built from: a 'sources' "
+        "list in JSON lines, prov:wasDerivedFrom links to r:InputEvent resources in RDF "
+        "and on the --serve endpoint (uses more memory: partial matches keep their inputs)",
+    )
+    group.add_argument(
+        "--serve",
+        type=int,
+        metavar="PORT",
+        help="serve the knowledge and every detection over SPARQL at 127.0.0.1:PORT/sparql "
+        "while replaying (0: any free port, printed on stderr)",
+    )
+    group.add_argument(
+        "--keep-serving",
+        action="store_true",
+        help="with --serve: after the replay, keep serving until interrupted (Ctrl-C)",
+    )
+
+
+def _add_checkpoints(group: Any) -> None:
+    group.add_argument(
         "--checkpoint",
         metavar="DIR",
         help="keep a checkpoint in DIR (the engine, the input position, the output length); "
         "after a crash the same command resumes from it (needs --output FILE)",
     )
-    p.add_argument(
+    group.add_argument(
         "--checkpoint-every",
         default="10000",
         metavar="N|SECONDS",
         help="with --checkpoint: every N input events (default 10000) or every SECONDSs, e.g. 30s",
     )
-    p.set_defaults(handler=run_command)
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Run the ``run`` command; returns the exit status."""
+def run(args: argparse.Namespace) -> int:
+    """Replay the events through the rules and write the detections.
+
+    Args:
+        args: the parsed ``run`` options.
+    Returns:
+        0; an error raises :class:`ReasonerError` (exit status 1).
+
+    >>> parser = argparse.ArgumentParser()
+    >>> register(parser.add_subparsers())
+    >>> run(parser.parse_args(["run", "rules/stock_ticker.event"]))  # doctest: +SKIP
+    0
+    """
+    from reasoner.language.parser import load_rules
+    from reasoner.runtime.parallel import ParallelEngine
+
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     if args.refresh_every is not None and not (args.knowledge or args.store):
         raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
     if args.refresh_every is not None and args.refresh_every <= 0:
         raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
-    program = load_rules(args.rules)
+    program = load_rules([Path(path) for path in args.rules])  # files, never rule text
     kb = None
     if args.knowledge or args.store:
         from reasoner.knowledge.snapshot import KnowledgeBase
@@ -191,6 +237,8 @@ def run_command(args: argparse.Namespace) -> int:
     checkpoints, resume = _checkpoints(args, lateness)
     if resume is not None:
         engine.restore(resume.engine)
+        from connectors.events.checkpoints import cut_output
+
         cut_output(args.output, resume.output_bytes)
     counts = {"written": 0, "refused": 0, "malformed": 0}
     if resume is not None:
@@ -270,10 +318,13 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _engine(
-    args: argparse.Namespace, program: Program, knowledge: Any, lateness: Any
+    args: argparse.Namespace, program: Program, knowledge: Any, lateness: Time
 ) -> Engine | ParallelEngine:
     """The engine, or with --workers the parallel one (the knowledge is built once, here;
     each worker process inherits its own copy)."""
+    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.parallel import ParallelEngine
+
     options = {
         "policy": args.policy,
         "tie_break": args.tie_break,
@@ -296,7 +347,7 @@ def _engine(
 
 
 def _checkpoints(
-    args: argparse.Namespace, lateness: Any
+    args: argparse.Namespace, lateness: Time
 ) -> tuple[Checkpoints | None, Resume | None]:
     """With --checkpoint: the run's checkpoints and the one to resume from (checked before
     the stream starts; a bad one is left untouched)."""
@@ -322,6 +373,8 @@ def _checkpoints(
         )
     }
     options["lateness"] = lateness
+    from connectors.events.checkpoints import Checkpoints, Every, run_fingerprint
+
     fingerprint = run_fingerprint(args.rules, args.events or ["-"], options)
     checkpoints = Checkpoints(args.checkpoint, fingerprint, Every.parse(args.checkpoint_every))
     return checkpoints, checkpoints.load()

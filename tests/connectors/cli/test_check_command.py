@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.cli import main
+from connectors.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_help_lists_check(capsys: pytest.CaptureFixture[str]) -> None:

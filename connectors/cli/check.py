@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from reasoner.errors import DiagnosticsError, ReasonerError
 from reasoner.language.ast import Program, dump
-from reasoner.language.check import check
-from reasoner.language.parser import parse_file
 
 
-#: What ``--emit`` can print, name -> function of the checked program.
 def _network(program: Program) -> str:
     from reasoner.compiler.compile import compile_program
 
@@ -31,7 +29,12 @@ def _partitioning(program: Program) -> str:
     return analyse(program).dump(program)
 
 
-EMITTERS: dict[str, Any] = {"ast": dump, "network": _network, "partitioning": _partitioning}
+#: What ``--emit`` can print, name -> function of the checked program.
+EMITTERS: dict[str, Callable[[Program], str]] = {
+    "ast": dump,
+    "network": _network,
+    "partitioning": _partitioning,
+}
 #: The forms printed once for all the files together (one program), when all are valid.
 WHOLE_PROGRAM = ("partitioning",)
 
@@ -77,6 +80,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     >>> run(argparse.Namespace(rules=["rules/stock.event"], emit=None))  # doctest: +SKIP
     0
     """
+    from reasoner.language.check import check
+    from reasoner.language.parser import parse_file
+
     out = out or sys.stdout
     err = err or sys.stderr
     status = 0
@@ -89,7 +95,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
                 print(d.render(), file=err)
             status = 1
             continue
-        except ReasonerError as exc:
+        except ReasonerError as exc:  # reported here, so that the other files are checked
             print(f"reasoner: {exc}", file=err)
             status = 1
             continue

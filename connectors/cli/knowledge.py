@@ -1,7 +1,7 @@
-"""The ``reasoner knowledge build`` and ``reasoner knowledge refresh`` commands.
+"""``reasoner knowledge build`` and ``reasoner knowledge refresh``: the knowledge store, with Spark.
 
-Only argument parsing lives here; the work is in :mod:`connectors.spark.build`, imported when
-a command runs (so that building the CLI's parser never imports pyspark).
+The work is in :mod:`connectors.spark.build`, imported when a command runs (so that building
+the parser never imports pyspark).
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def register(subparsers: Any) -> None:
         "(docs/pipeline.md).",
     )
     commands = knowledge.add_subparsers(dest="knowledge_command", required=True)
+    _add_build(commands)
+    _add_refresh(commands)
 
+
+def _add_build(commands: Any) -> None:
     build = commands.add_parser(
         "build",
         help="build a knowledge store from files",
@@ -114,6 +118,8 @@ def register(subparsers: Any) -> None:
     )
     build.set_defaults(handler=_build)
 
+
+def _add_refresh(commands: Any) -> None:
     refresh = commands.add_parser(
         "refresh",
         help="rebuild what changed, then swap atomically",

@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from reasoner.server.cli import register, run
+from connectors.cli import main
+from connectors.cli.serve import register, run
 
 
 def _parse(*argv: str) -> argparse.Namespace:
@@ -26,7 +27,8 @@ def test_store_and_knowledge_exclude_each_other() -> None:
 def test_user_errors_exit_1_with_a_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(_parse("--port", "0", "--access-token-file", str(tmp_path / "none"))) == 1
-    assert "cannot read the access token file" in capsys.readouterr().err
-    assert run(_parse("--port", "0", "--knowledge", str(tmp_path / "missing.ttl"))) == 1
-    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["serve", "--port", "0", "--access-token-file", str(tmp_path / "none")]) == 1
+    assert capsys.readouterr().err.startswith("reasoner: cannot read the access token file")
+    assert main(["serve", "--port", "0", "--knowledge", str(tmp_path / "missing.ttl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("reasoner: ") and "no such file or folder" in err

@@ -1,16 +1,11 @@
-"""The ``mesowest`` command group: ``reasoner mesowest generate ...`` and
-``reasoner mesowest blizzard ...`` (the blizzard application, :mod:`connectors.mesowest.blizzard`).
-
-``register(subparsers)`` adds the group to the ``reasoner`` command; every parsed command
-carries ``handler(args) -> int`` (the exit code). ``python -m connectors.mesowest generate ...``
-runs the same commands without the main CLI.
+"""``reasoner mesowest generate|to-rdf|blizzard``: MesoWest sample data, its RDF form, and the
+blizzard application (:mod:`connectors.mesowest.blizzard`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +14,6 @@ from connectors.events.times import iso_to_epoch
 from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
 from connectors.mesowest.rules import DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
-from reasoner.errors import ReasonerError
 
 
 def register(subparsers: Any) -> None:
@@ -37,29 +31,13 @@ def register(subparsers: Any) -> None:
     group = subparsers.add_parser(
         "mesowest", help="MesoWest sensor data: generate sample data, detect blizzards"
     )
-    _add_commands(group.add_subparsers(dest="mesowest_command", required=True))
+    commands = group.add_subparsers(dest="mesowest_command", required=True)
+    _add_generate(commands)
+    _add_to_rdf(commands)
+    _add_blizzard(commands)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run a ``mesowest`` command on its own (``python -m connectors.mesowest``).
-
-    Args:
-        argv: the arguments after the program name (default: ``sys.argv[1:]``).
-
-    Returns:
-        The exit code: 0 on success, 2 on a user error (reported on standard error).
-    """
-    parser = argparse.ArgumentParser(prog="python -m connectors.mesowest")
-    _add_commands(parser.add_subparsers(dest="mesowest_command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.handler(args))
-    except ReasonerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-
-def _add_commands(commands: Any) -> None:
+def _add_generate(commands: Any) -> None:
     generate_parser = commands.add_parser(
         "generate",
         help="write seeded, realistic winter weather as MesoWest CSV files",
@@ -94,6 +72,8 @@ def _add_commands(commands: Any) -> None:
     )
     generate_parser.set_defaults(handler=_run_generate)
 
+
+def _add_to_rdf(commands: Any) -> None:
     to_rdf = commands.add_parser(
         "to-rdf",
         help="convert MesoWest CSV exports to a SOSA observation stream (one graph a reading)",
@@ -107,6 +87,8 @@ def _add_commands(commands: Any) -> None:
     )
     to_rdf.set_defaults(handler=_run_to_rdf)
 
+
+def _add_blizzard(commands: Any) -> None:
     blizzard = commands.add_parser(
         "blizzard",
         help="detect blizzards and blizzard areas in MesoWest files (seed 004)",

@@ -1,0 +1,73 @@
+"""``reasoner --help`` (and every sub-command's) loads no heavy dependency; handlers do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+HEAVY = ("lark", "pyoxigraph", "rdflib", "owlrl", "geopy", "tqdm", "matplotlib", "pyspark")
+
+# Runs in a fresh interpreter: every command path's --help, then the heavy modules loaded.
+_PROBE = """
+import argparse, contextlib, io, json, sys
+from connectors.cli import build_parser, main
+
+def paths(parser, prefix):
+    yield prefix
+    for action in parser._actions:  # argparse keeps sub-commands in a private action
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from paths(sub, [*prefix, name])
+
+helped = []
+for path in paths(build_parser(), []):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        main([*path, "--help"])
+    helped.append(" ".join(path))
+heavy, extra = sys.argv[1].split(","), sys.argv[2:]
+if extra:
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(extra)
+print(json.dumps({"helped": helped, "heavy": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def _probe(*argv: str) -> dict[str, list[str]]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, ",".join(HEAVY), *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_help_of_every_command_imports_no_heavy_dependency() -> None:
+    found = _probe()
+    assert found["helped"] == [
+        "",
+        "check",
+        "run",
+        "serve",
+        "knowledge",
+        "knowledge build",
+        "knowledge refresh",
+        "mesowest",
+        "mesowest generate",
+        "mesowest to-rdf",
+        "mesowest blizzard",
+    ]
+    assert found["heavy"] == []
+
+
+def test_running_a_command_does_import_what_it_needs() -> None:
+    # The probe sees imports: checking a rule file loads the parser, hence lark.
+    found = _probe("check", "rules/stock_ticker.event")
+    assert found["heavy"] == ["lark"]
