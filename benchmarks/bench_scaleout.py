@@ -105,19 +105,19 @@ def ticker_workload(companies: int, quotes: int, seed: int):
     return parse(TICKER_RULES), events
 
 
-def timed(run: Callable[[], list[Event]]) -> tuple[float, float, list[Event]]:
-    """Wall and CPU seconds (this process and its children) of ``run()``."""
+def timed(run: Callable[[], list[Event]]) -> tuple[float, tuple[float, float], list[Event]]:
+    """Wall seconds and CPU seconds (of this process, of the worker processes) of ``run()``."""
     gc.collect()
-    cpu = _cpu()
+    own, workers = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     out = run()
-    return time.perf_counter() - began, _cpu() - cpu, out
+    wall = time.perf_counter() - began
+    return wall, (_cpu(resource.RUSAGE_SELF) - own, _cpu(resource.RUSAGE_CHILDREN) - workers), out
 
 
-def _cpu() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def measure(name: str, program, events: list[Event], every: int) -> dict:
@@ -125,22 +125,30 @@ def measure(name: str, program, events: list[Event], every: int) -> dict:
     load = os.getloadavg()[0]
     print(f"{name}: {n:,} events, load average {load:.1f} on {os.cpu_count()} cores")
     single_engine = Engine(program)
-    wall, cpu, single = timed(lambda: list(single_engine.run(events)))
+    wall, (cpu, _), single = timed(lambda: list(single_engine.run(events)))
     expected = event_order(single)
     result = {"workload": name, "events": n, "load_average": load, "detections": len(expected)}
     result["single_engine_events_per_s"] = round(n / wall)
-    print(f"  single engine, in-process  {n / wall:>9,.0f} events/s ({len(expected):,} detections)")
+    result["single_engine_cpu_us_per_event"] = round(cpu / n * 1e6, 1)
+    print(
+        f"  single engine, in-process  {n / wall:>9,.0f} events/s ({len(expected):,} "
+        f"detections), CPU {cpu / n * 1e6:.1f} us per event"
+    )
     for workers in (1, 2):
 
         def parallel(workers: int = workers) -> list[Event]:
             with ParallelEngine(program, workers=workers) as engine:
                 return list(engine.run(events))
 
-        wall, cpu, found = timed(parallel)
+        wall, (router, worker), found = timed(parallel)
         assert found == expected, f"{workers} workers differ from the single engine"
         result[f"workers_{workers}_events_per_s"] = round(n / wall)
-        result[f"workers_{workers}_cpu_s"] = round(cpu, 2)
-        print(f"  --workers {workers}                {n / wall:>9,.0f} events/s (CPU {cpu:.1f} s)")
+        result[f"workers_{workers}_router_cpu_us_per_event"] = round(router / n * 1e6, 1)
+        result[f"workers_{workers}_worker_cpu_us_per_event"] = round(worker / n * 1e6, 1)
+        print(
+            f"  --workers {workers}                {n / wall:>9,.0f} events/s (CPU per event: "
+            f"router {router / n * 1e6:.1f} us, workers {worker / n * 1e6:.1f} us)"
+        )
     ratio = result["workers_2_events_per_s"] / result["workers_1_events_per_s"]
     result["speedup_2_over_1"] = round(ratio, 2)
     print(f"  2 workers / 1 worker       {ratio:>9.2f}x")

@@ -29,8 +29,9 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import Rules, load_rules
 from reasoner.runtime import checkpoint
+from reasoner.runtime.conditions import NUMBER_TYPES
 from reasoner.runtime.engine import Engine, Stats, rejection
-from reasoner.runtime.events import Event
+from reasoner.runtime.events import Detection, Event
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
 BATCH = 2048
@@ -92,6 +93,7 @@ class ParallelEngine:
         for name, arity in event_types(program):
             self._arities.setdefault(name, set()).add(arity)
         self._max_span = max_span
+        self._span_limit = math.inf if max_span is None else max_span
         self._lateness = lateness
         # The global remainder. The router applies the lateness bound; derived events may
         # last longer than max_span (which only frees memory earlier).
@@ -115,8 +117,10 @@ class ParallelEngine:
         self._latest: Any = -math.inf
         self._buffer: list[tuple[Any, int, Event]] = []  # the lateness heap
         self._seq = 0
-        self._batches: list[list[tuple[int, Event]]] = [[] for _ in range(workers)]
+        # per worker: (seq, name, args, start, end); plain tuples pickle many times faster
+        self._batches: list[list[tuple[Any, ...]]] = [[] for _ in range(workers)]
         self._raw: list[tuple[int, Event]] = []  # input events the remainder reads
+        self._flight: tuple[Any, list[tuple[int, Event]]] | None = None  # a batch running
         self._size = 0
         self._pending: list[Event] = []  # detections not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
@@ -175,19 +179,29 @@ class ParallelEngine:
             heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
             self._latest = max(self._latest, event.end)
             return self._release(self._latest - self._lateness)
-        reason = rejection(event, self._now, self._arities, self._max_span, 0)
-        if reason is not None:
-            self._counts["rejected"] += 1
-            raise EventError(reason, event)
+        # The common case (an Event of a known arity, on time) checked inline, as the engine.
+        if (
+            type(event) is not Event
+            or type(start := event[2]) not in NUMBER_TYPES
+            or type(end := event[3]) not in NUMBER_TYPES
+            or not 0 <= start <= end
+            or end < self._now
+            or end - start > self._span_limit
+            or len(event[1]) not in self._arities.get(event[0], (len(event[1]),))
+        ):
+            reason = rejection(event, self._now, self._arities, self._max_span, 0)
+            if reason is not None:
+                self._counts["rejected"] += 1
+                raise EventError(reason, event)
         self._counts["events_in"] += 1
         self._route(event)
-        return self._process() if self._size >= self._batch else []
+        return self._cycle() if self._size >= self._batch else []
 
     def flush(self) -> list[Event]:
         """Process everything taken so far and return every remaining detection (at the end
         of a stream)."""
         out = self._release(math.inf)
-        out += self._process()
+        out += self._drain()
         self._pending.sort(key=order_key)
         out += self._final(self._pending)
         self._pending = []
@@ -204,7 +218,7 @@ class ParallelEngine:
         while self._buffer and self._buffer[0][0] <= up_to:
             self._route(heapq.heappop(self._buffer)[2])
             if self._size >= self._batch:
-                out += self._process()
+                out += self._cycle()
         return out
 
     def _route(self, event: Event) -> None:
@@ -223,34 +237,52 @@ class ParallelEngine:
                 if owner is None:
                     owner = zlib.crc32(repr(key).encode("utf-8")) % self.workers
                     self._owner[key] = owner
-                self._batches[owner].append((seq, event))
+                self._batches[owner].append((seq, *event))
             elif event_type not in self._reads:
-                self._batches[0].append((seq, event))  # no rule reads it: counted, ignored
+                self._batches[0].append((seq, *event))  # no rule reads it: counted, ignored
             if event_type in self._reads:
                 self._raw.append((seq, event))
         self._size += 1
 
-    def _process(self) -> list[Event]:
-        """Run the batch: the workers, then the remainder; return the detections now final."""
-        if not self._size:
-            return []
+    def _cycle(self) -> list[Event]:
+        """Collect the batch the workers are running, then send them the next: the router
+        prepares a batch while the workers run the previous one."""
+        out = self._collect() if self._flight is not None else []
+        self._send()
+        return out
+
+    def _drain(self) -> list[Event]:
+        """Run every event taken so far; return the detections now final."""
+        out = self._cycle() if self._size else []
+        return out + (self._collect() if self._flight is not None else [])
+
+    def _send(self) -> None:
         until = self._now
         for connection, batch in zip(self._connections, self._batches, strict=True):
             connection.send(("batch", batch, until))
-        # (seq, 1, index) after an input event of that seq; (-1, 1, order) for timers
-        feed: list[tuple[Any, ...]] = [(e[3], seq, 0, 0, e) for seq, e in self._raw]
-        keyed: list[Event] = []
+        self._flight = (until, self._raw)
+        self._batches = [[] for _ in range(self.workers)]
+        self._raw = []
+        self._size = 0
+
+    def _collect(self) -> list[Event]:
+        """The workers' answers for the batch in flight, then the remainder on them; return
+        the detections now final."""
+        assert self._flight is not None
+        until, raw = self._flight
+        self._flight = None
+        # (end, seq, 0) an input event; (end, seq, 1, index) what derives from it;
+        # (end, -1, 1, order) what timers derive
+        feed: list[tuple[Any, ...]] = [(e[3], seq, 0, 0, e) for seq, e in raw]
+        found: list[Event] = []
         for connection in self._connections:
-            for seq, detections in _answer(connection):
-                keyed += detections
+            for seq, plain in _answer(connection):
+                detections = [_revive(d) for d in plain]
+                found += detections
                 for index, d in enumerate(detections):
                     if (d[0], len(d[1])) in self._reads:
                         tie = index if seq >= 0 else order_key(d)
                         feed.append((d[3], seq, 1, tie, d))
-        self._batches = [[] for _ in range(self.workers)]
-        self._raw = []
-        self._size = 0
-        found = keyed
         if self._global is not None:
             feed.sort(key=lambda item: item[:4])
             engine = self._global
@@ -342,10 +374,8 @@ class ParallelEngine:
         self._counts.update(counts)
 
     def _process_all(self) -> list[Event]:
-        """Process the current batch, keeping its detections pending (not reported)."""
-        if not self._size:
-            return []
-        final = self._process()
+        """Run every event taken so far, keeping the detections pending (not reported)."""
+        final = self._drain()
         self._counts["detections"] -= len(final)
         return final
 
@@ -417,21 +447,40 @@ def _work(
 
 
 def _run_batch(
-    engine: Engine, batch: list[tuple[int, Event]], until: Any
-) -> list[tuple[int, list[Event]]]:
-    """Push a batch; the detections per input event's sequence number (-1: of timers that
-    fired before it), then the timers up to ``until``."""
-    out: list[tuple[int, list[Event]]] = []
-    for seq, event in batch:
+    engine: Engine, batch: list[tuple[Any, ...]], until: Any
+) -> list[tuple[int, list[tuple[Any, ...]]]]:
+    """Push a batch of ``(seq, name, args, start, end)``; the detections (as plain tuples) per
+    input event's sequence number (-1: of timers that fired before it), then the timers up
+    to ``until``."""
+    out: list[tuple[int, list[tuple[Any, ...]]]] = []
+    new = tuple.__new__
+    for seq, *fields in batch:
+        event = new(Event, fields)
         if event[3] > engine.now:
             fired = engine.advance(event[3])
             if fired:
-                out.append((-1, fired))
+                out.append((-1, [_plain(d) for d in fired]))
         detections = engine.push(event)
         if detections:
-            out.append((seq, detections))
+            out.append((seq, [_plain(d) for d in detections]))
     if until > engine.now:
         fired = engine.advance(until)
         if fired:
-            out.append((-1, fired))
+            out.append((-1, [_plain(d) for d in fired]))
     return out
+
+
+def _plain(d: Event) -> tuple[Any, ...]:
+    """A detection as plain tuples (with its sources, when it has them)."""
+    if isinstance(d, Detection):
+        return (*d, tuple(tuple(s) for s in d.sources))
+    return tuple(d)
+
+
+def _revive(t: tuple[Any, ...]) -> Event:
+    """The inverse of :func:`_plain`."""
+    if len(t) == 4:
+        return tuple.__new__(Event, t)
+    d = tuple.__new__(Detection, t[:4])
+    d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
+    return d
