@@ -65,3 +65,13 @@ def test_memory_benchmark_samples_flat_state_and_plots_it(tmp_path: Path) -> Non
         # unrestricted under a window of 5, over 20,000 events)
         assert row["max_stored"] < 500
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_scaleout_benchmark_checks_workers_against_one_engine(tmp_path: Path) -> None:
+    # (the benchmark itself stops if 1 or 2 workers differ from the single engine)
+    rows = _quick("bench_scaleout", tmp_path)
+    assert [r["workload"] for r in rows] == ["mesowest (100 stations)", "ticker (100 companies)"]
+    assert rows[0]["events"] == 100 * 72  # a reading every 20 minutes for a day
+    for row in rows:
+        assert row["workers_1_events_per_s"] > 0 and row["workers_2_events_per_s"] > 0
+        assert row["snapshot_bytes"] > 0 and row["checkpoint_every"] == 1_000
