@@ -132,6 +132,11 @@ class Binarizer:
         # sharing key -> (node id, node variables renamed canonically)
         self._shared: dict[str, tuple[int, tuple[str, ...]]] = {}
 
+    @property
+    def next_id(self) -> int:
+        """The id the next node created gets."""
+        return self._next
+
     def compile(self, pattern: Pattern, policy: str) -> tuple[int, tuple[str, ...]]:
         """Compile a rule body.
 
@@ -146,6 +151,10 @@ class Binarizer:
     def _pattern(
         self, p: Pattern, conds: tuple[Term, ...], window: Time | None, ctx: Context
     ) -> tuple[int, tuple[str, ...]]:
+        if ctx.policy != "unrestricted":
+            # Only eligible occurrences are chosen: every enclosing window bounds every
+            # sub-pattern's occurrences (docs/semantics.md, "Consumption policies").
+            window = ctx.within(window).enclosing
         mapping: dict[str, str] = {}
         canon = _rename((p, conds), mapping)
         text = dump(canon)
@@ -153,6 +162,10 @@ class Binarizer:
         # sharing (a source under a window is the same source).
         enclosing = ctx.enclosing if "op=fnot" in text else None
         key = f"{ctx.policy}|{enclosing}|{window}|{text}"
+        if ctx.policy != "unrestricted" and not _bare_leaf(p, conds, window):
+            # Under recent and chronological each operator occurs once per place it is
+            # written: its place decides when it sees an event (docs/semantics.md).
+            key += f"|{self._next}"
         if key not in self._shared:
             node_id, names = self._build(p, conds, window, ctx)
             self._shared[key] = (node_id, tuple(mapping[n] for n in names))
@@ -322,6 +335,11 @@ class Binarizer:
                     [Diagnostic(f"operator '{op}' is not supported by the engine yet", p.span)]
                 )
         raise TypeError(f"not a pattern: {p!r}")
+
+
+def _bare_leaf(p: Pattern, conds: tuple[Term, ...], window: Time | None) -> bool:
+    """Whether ``p`` is an event or a time point with nothing to check (a stateless source)."""
+    return isinstance(p, EventAtom | TimePoint) and not conds and window is None
 
 
 def _split(

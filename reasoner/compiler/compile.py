@@ -79,8 +79,9 @@ def compile_program(
     for index, rule in enumerate(program.event_rules, start=first_rule):
         body, policy = apply_properties(rule, options.policy)
         for alternative in alternatives(rule.head, body):
+            first = binarizer.next_id
             node, names = binarizer.compile(alternative, policy)
-            outputs.append(Output(index, node, rule.head, names, rule.label, rule.span))
+            outputs.append(Output(index, node, rule.head, names, rule.label, rule.span, first))
     nodes = tuple(binarizer.nodes)
     return Network(
         nodes=nodes,

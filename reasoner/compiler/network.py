@@ -9,8 +9,10 @@ operator per node; this module only describes them.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
+from math import inf
 
 from reasoner.language.ast import EventAtom, Span, Term
 from reasoner.language.operators import Operator
@@ -211,6 +213,9 @@ class Output:
     variables: tuple[str, ...]
     label: str | None = None
     span: Span | None = field(default=None, compare=False)
+    #: The id of the first node created for this body (those up to the next output's are its
+    #: own): what orders deliveries between bodies (:func:`delivery_ranks`).
+    first_node: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,3 +259,53 @@ def _extras(conditions: tuple[Term, ...], window: Time | None, policy: str) -> s
     if policy != "unrestricted":
         text += f" [{policy}]"
     return text
+
+
+#: Where an occurrence is delivered among the others an event causes: highest first.
+Rank = tuple[float, ...]
+
+
+def delivery_ranks(network: Network, first_output: int = 0) -> dict[tuple[int, int], Rank]:
+    """The delivery order (docs/semantics.md): per (node id, input side) — and per
+    (``-1 - output index``, 0) for rule heads — the rank of what arrives there; an event
+    reaches the inputs reading it highest rank first.
+
+    A body comes before the bodies after it; within a body an operator before the operators
+    below it, its right input before its left one (descending creation order: operands are
+    created before their operator). Nodes that only pass occurrences on (filters, OR,
+    EVENT_MULTIPLY, CNOT/FNOT's input) take the rank of where they deliver; sides: 0 left,
+    1 right, 2 negated. ``first_output`` is the index of the network's first output.
+    """
+    starts = [out.first_node for out in network.outputs]
+    ranks: dict[tuple[int, int], Rank] = {}
+    passing: dict[int, Rank] = {}  # node id -> the highest rank of where it delivers
+    for index, out in enumerate(network.outputs):
+        head: Rank = (-(first_output + index), inf)
+        ranks[(-1 - index, 0)] = head
+        passing[out.input] = max(passing.get(out.input, head), head)
+    for spec in reversed(network.nodes):  # users come after their inputs
+        for side, child in _sides(spec):
+            if isinstance(spec, Join | Negation | Fold) or (isinstance(spec, Guard) and side):
+                body = first_output + bisect_right(starts, spec.id) - 1
+                rank: Rank = (-body, spec.id, side)
+            else:
+                rank = passing.get(spec.id, (-inf,))
+            ranks[(spec.id, side)] = rank
+            passing[child] = max(passing.get(child, rank), rank)
+    return ranks
+
+
+def _sides(spec: NodeSpec) -> list[tuple[int, int]]:
+    """(side, input node id) of every input of a node."""
+    match spec:
+        case Join() | Union():
+            return [(0, spec.left), (1, spec.right)]
+        case Negation():
+            return [(0, spec.left), (1, spec.right), (2, spec.negated)]
+        case Guard():
+            return [(0, spec.input), (2, spec.negated)]
+        case Fold():
+            return [(0, spec.input)] + ([] if spec.start is None else [(1, spec.start)])
+        case Filter() | Expand():
+            return [(0, spec.input)]
+    return []

@@ -30,6 +30,7 @@ from reasoner.compiler.network import (
     Output,
     Source,
     Union,
+    delivery_ranks,
 )
 from reasoner.errors import EngineError, EventError
 from reasoner.knowledge.base import Knowledge
@@ -218,6 +219,7 @@ class Engine:
         rt = self._runtime
         prefixes = dict(network.prefixes)
         horizon = dict(network.horizons)
+        rank = delivery_ranks(network, len(self._outputs))
         for spec in network.nodes:
             node: Node
             match spec:
@@ -242,10 +244,8 @@ class Engine:
                         self._tie_break,
                         self._provenance,
                     )
-                    # Right before left: when one input feeds both sides (stock SEQ stock),
-                    # an occurrence first meets its predecessors, then is stored.
-                    self._nodes[spec.right].connect(node.right_in)
-                    self._nodes[spec.left].connect(node.left_in)
+                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
+                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
                 case Negation():
                     node = NegationNode(
                         spec.id,
@@ -261,17 +261,17 @@ class Engine:
                         self._tie_break,
                         self._provenance,
                     )
-                    self._nodes[spec.negated].connect(node.negated_in)
-                    self._nodes[spec.right].connect(node.right_in)
-                    self._nodes[spec.left].connect(node.left_in)
+                    self._nodes[spec.negated].connect(node.negated_in, rank[(spec.id, 2)])
+                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
+                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
                 case Guard():
                     node = GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
-                    self._nodes[spec.negated].connect(node.negated_in)
-                    self._nodes[spec.input].connect(node.input_in)
+                    self._nodes[spec.negated].connect(node.negated_in, rank[(spec.id, 2)])
+                    self._nodes[spec.input].connect(node.input_in, rank[(spec.id, 0)])
                 case Union():
                     node = UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
-                    self._nodes[spec.left].connect(node.left_in)
-                    self._nodes[spec.right].connect(node.right_in)
+                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
+                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
                 case Filter():
                     node = FilterNode(
                         spec.id,
@@ -279,12 +279,12 @@ class Engine:
                         self._condition(spec.conditions, spec.variables, prefixes),
                         spec.window,
                     )
-                    self._nodes[spec.input].connect(node.receive)
+                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
                 case Fold(start=None):
                     node = SlidingAggregateNode(
                         spec.id, rt, spec.function, spec.value, spec.group, spec.window
                     )
-                    self._nodes[spec.input].connect(node.receive)
+                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
                 case Fold(start=int(start)):
                     node = StartedAggregateNode(
                         spec.id,
@@ -298,18 +298,18 @@ class Engine:
                         self._tie_break,
                         self._provenance,
                     )
-                    self._nodes[spec.input].connect(node.item_in)
-                    self._nodes[start].connect(node.start_in)
+                    self._nodes[spec.input].connect(node.item_in, rank[(spec.id, 0)])
+                    self._nodes[start].connect(node.start_in, rank[(spec.id, 1)])
                 case Expand():
                     goal = compile_goal(spec.goal, prefixes)
                     inputs = self._specs[spec.input].variables
                     node = ExpandNode(spec.id, rt, goal, inputs, spec.variables)
-                    self._nodes[spec.input].connect(node.receive)
+                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
             node.horizon = horizon.get(spec.id)
             self._nodes.append(node)
             self._specs.append(spec)
-        for out in network.outputs:
-            self._nodes[out.input].connect(self._head(out, prefixes))
+        for index, out in enumerate(network.outputs):
+            self._nodes[out.input].connect(self._head(out, prefixes), rank[(-1 - index, 0)])
             self._outputs.append(out)
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))

@@ -20,6 +20,7 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
+from reasoner.compiler.network import Rank
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
 from reasoner.language.ast import Compound, ListTerm, Term, Var
@@ -104,22 +105,24 @@ def past_use(expression: str) -> Callable[[Time, Occurrence], bool]:
 class Node:
     """Base: the parents to emit to, and the stores to report and expire.
 
-    ``emit`` is rebuilt by :meth:`connect`, so a node calls its parents directly.
+    ``emit`` is rebuilt by :meth:`connect`, so a node calls its parents directly, in
+    delivery order (highest rank first, :func:`~reasoner.compiler.network.delivery_ranks`).
     """
 
     __slots__ = ("parents", "runtime", "horizon", "id", "emit")
 
     def __init__(self, node_id: int, runtime: Runtime) -> None:
         self.id = node_id
-        self.parents: list[Emit] = []
+        self.parents: list[tuple[Rank, Emit]] = []
         self.runtime = runtime
         self.horizon: Time | None = None
         self.emit: Emit = _nowhere
 
-    def connect(self, parent: Emit) -> None:
-        """Send this node's occurrences to ``parent`` too."""
-        self.parents.append(parent)
-        self.emit = fan_out(self.parents)
+    def connect(self, parent: Emit, rank: Rank) -> None:
+        """Send this node's occurrences to ``parent`` too, in the place ``rank`` says."""
+        self.parents.append((rank, parent))
+        self.parents.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep order
+        self.emit = fan_out([p for _, p in self.parents])
 
     def stores(self) -> tuple[Store, ...]:
         return ()
@@ -221,24 +224,25 @@ def argument_matcher(
 
 def dispatcher(sources: Sequence[SourceNode]) -> Emit:
     """One function ``dispatch(args, start, end, why)`` for an event name/arity: every
-    source's test inlined, its parents called directly."""
+    source's test inlined, its parents called directly, all in delivery order."""
+    edges = [(rank, source, k, parent) for source in sources
+             for k, (rank, parent) in enumerate(source.parents)]  # fmt: skip
+    edges.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep their order
     scope: dict[str, Any] = {}
     lines = ["def dispatch(a, s, e, w):", "    pass"]
-    for source in sources:
-        if not source.parents:
-            continue
+    previous = None
+    for _, source, k, parent in edges:
         scope.update(source.constants)
-        pad = "    "
-        if source.test:
-            lines.append(f"    if {source.test}:")
-            pad = "        "
-        values = source.values
-        if values != "a":
-            lines.append(f"{pad}v = {values}")
-            values = "v"
-        for k, parent in enumerate(source.parents):
-            scope[f"p{source.id}_{k}"] = parent
-            lines.append(f"{pad}p{source.id}_{k}({values}, s, e, w)")
+        pad = "        " if source.test else "    "
+        values = "a" if source.values == "a" else "v"
+        if source is not previous:  # a run of one source's parents shares its test
+            if source.test:
+                lines.append(f"    if {source.test}:")
+            if values == "v":
+                lines.append(f"{pad}v = {source.values}")
+            previous = source
+        scope[f"p{source.id}_{k}"] = parent
+        lines.append(f"{pad}p{source.id}_{k}({values}, s, e, w)")
     return define("\n".join(lines) + "\n", "dispatch", scope)
 
 

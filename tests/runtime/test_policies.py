@@ -64,3 +64,32 @@ def test_recent_tie_break_between_occurrences_ending_together(
     engine.push(Event("a", (), 1, 3))
     engine.push(Event("a", (), 2, 3))
     assert [(d.start, d.end) for d in engine.push(Event.at("c", (), 6))] == [expected]
+
+
+POLICIES = ("unrestricted", "recent", "chronological")
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_an_event_type_repeated_later_in_a_rule(policy: str) -> None:
+    # b3 first meets the stored a SEQ b [1, 2] at the outer SEQ, then forms a SEQ b [1, 3]
+    # below it; under recent, [1, 3] used to replace [1, 2] before b3 reached the outer SEQ.
+    engine = Engine("c <- a SEQ b SEQ b.", policy=policy)
+    found = [
+        d for name, t in [("a", 1), ("b", 2), ("b", 3)] for d in engine.push(Event.at(name, (), t))
+    ]
+    assert [(d.name, d.start, d.end) for d in found] == [("c", 1, 3)]
+
+
+def test_a_repeated_event_type_with_variables_under_recent() -> None:
+    engine = Engine("c(X, Z) <- a(X, Y1) SEQ a(X, Y2) SEQ a(X, Z).", policy="recent")
+    found = [d for t in range(1, 5) for d in engine.push(Event.at("a", (1, t), t))]
+    assert [(d.args, d.start, d.end) for d in found] == [((1, 3), 1, 3), ((1, 4), 2, 4)]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_partner_the_window_excludes_is_neither_chosen_nor_consumed(policy: str) -> None:
+    # a1 is too old for b11 under the window 5: chronological pairs b11 with a10 instead.
+    engine = Engine("c <- (a SEQ b SEQ c).5.", policy=policy)
+    stream = [("a", 1), ("a", 10), ("b", 11), ("c", 12)]
+    found = [d for name, t in stream for d in engine.push(Event.at(name, (), t))]
+    assert [(d.name, d.start, d.end) for d in found] == [("c", 10, 12)]
