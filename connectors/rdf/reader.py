@@ -9,8 +9,12 @@ through a :class:`~reasoner.rdf.mapping.GraphMapping` (by default the triple vie
 ``triple(S, P, O)``), all at the graph's time.
 
 Consecutive statements about one graph (its triples, its time stamp in the default graph, in
-either order) form the graph; a graph ends where the next one starts. What cannot be used is
-reported as :class:`Rejected` (file, line, reason) and skipped, and the stream goes on:
+either order) form the graph; a graph ends where the next one starts. A file is parsed by
+pyoxigraph's streaming parser in one pass; at the first problem (a syntax error, or a graph to
+reject) the rest of it is read statement by statement (:mod:`connectors.rdf.statements`), which
+knows the line of every statement; standard input is always read so, a statement at a time.
+What cannot be used is reported as :class:`Rejected` (file, line, reason) and skipped, and the
+stream goes on:
 
 * a malformed statement (see :mod:`connectors.rdf.statements`). In N-Quads a broken line
   may belong to the graph before it or to the one after it, so both are dropped: a graph is
@@ -24,7 +28,7 @@ A graph that gives no event is no error: it is counted in :attr:`GraphCounts.unm
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -45,7 +49,7 @@ from reasoner.values import Time, Value
 GENERATED_AT_TIME = "http://www.w3.org/ns/prov#generatedAtTime"
 #: Input syntaxes by file extension; anything else (and standard input) is read as TriG.
 SYNTAXES = {".nq": "nquads", ".nquads": "nquads", ".trig": "trig"}
-#: Named nodes remembered between graphs (predicates, classes and stations repeat).
+#: Terms remembered between graphs (predicates, classes, stations and values repeat).
 _CACHE_SIZE = 4096
 
 
@@ -140,6 +144,10 @@ def read_rdf(
     return reader.read(source)
 
 
+class _Unusable(Exception):
+    """A graph that gives no events but a rejection (the reason)."""
+
+
 @dataclass(slots=True)
 class _Graph:
     """The statements read so far about one graph (``key``: its name)."""
@@ -168,14 +176,17 @@ class _Reader:
         self.counts = counts
         self.syntax = syntax
         self.file = "<stream>"
-        self.nodes: dict[ox.NamedNode, Value] = {}
+        self.nodes: dict[object, Value] = {}
+        self.skip = 0  # graphs the statement-wise reader passes over (already read)
 
     def read(self, source: str | Path | TextIO) -> Iterator[Event]:
         if isinstance(source, str | Path) and str(source) != "-":
             self.file = str(source)
             try:
-                with open(source, encoding="utf-8") as stream:
-                    yield from self._events(stream)
+                done = yield from self._streamed(Path(source))
+                if done is not None:
+                    with open(source, encoding="utf-8") as stream:
+                        yield from self._events(stream, skip=done)
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputFormatError(f"{source}: cannot read RDF: {exc}") from exc
         else:
@@ -185,8 +196,39 @@ class _Reader:
 
     # ------------------------------------------------------------------ graphs
 
-    def _events(self, lines: Iterable[str]) -> Iterator[Event]:
-        """Group parsed quads into graphs and turn each finished graph into events."""
+    def _streamed(self, path: Path) -> Generator[Event, None, int | None]:
+        """Parse the whole file with pyoxigraph's streaming parser, turning each graph into
+        events; return None at its end, or at the first problem the number of graphs turned
+        into events before it (the statement-wise reader takes over from there).
+
+        A graph is converted only once the one after it is complete too: a malformed line may
+        start with a quad the parser has already given (N-Quads drops the graphs around it).
+        """
+        fmt = ox.RdfFormat.N_QUADS if self.syntax == "nquads" else ox.RdfFormat.TRIG
+        done, previous, current = 0, None, None
+        try:
+            with open(path, "rb") as stream:
+                for quad in ox.parse(stream, fmt):
+                    named = type(quad.graph_name) is not ox.DefaultGraph
+                    key = quad.graph_name if named else quad.subject
+                    if current is None or key != current.key:
+                        if previous is not None:
+                            yield from self._convert(previous)
+                            done += 1
+                        previous, current = current, _Graph(key, 0)
+                    (current.content if named else current.about).append(quad)
+            for graph in (previous, current):
+                if graph is not None:
+                    yield from self._convert(graph)
+                    done += 1
+        except (SyntaxError, _Unusable):
+            return done
+        return None
+
+    def _events(self, lines: Iterable[str], skip: int = 0) -> Iterator[Event]:
+        """Group parsed quads into graphs and turn each finished graph into events (but
+        not the first ``skip`` graphs, already read)."""
+        self.skip = skip
         parsed = self._nquads(lines) if self.syntax == "nquads" else self._trig(lines)
         current: _Graph | None = None
         spoil_next = False  # N-Quads: the graph after a broken line is dropped too
@@ -211,24 +253,30 @@ class _Reader:
             yield from self._finish(current)
 
     def _finish(self, graph: _Graph) -> Iterator[Event]:
+        if self.skip:
+            self.skip -= 1
+            return
+        try:
+            yield from self._convert(graph)
+        except _Unusable as exc:
+            self._reject(graph.line, str(exc))
+
+    def _convert(self, graph: _Graph) -> list[Event]:
+        """The events of one graph; raises _Unusable with the reason to reject it."""
         name = str(graph.key)
         if graph.broken:
-            self._reject(graph.line, f"graph {name} dropped: a malformed line may belong to it")
-            return
+            raise _Unusable(f"graph {name} dropped: a malformed line may belong to it")
         if not graph.content:
-            self._reject(graph.line, f"default-graph triples about {name}, but no graph {name}")
-            return
+            raise _Unusable(f"default-graph triples about {name}, but no graph {name}")
         try:
             time = self._time(graph)
             occurrences = self.mapping.events([self._triple(q) for q in graph.content], time)
         except (ReasonerError, ValueError) as exc:  # ValueError: a bad time stamp
-            self._reject(graph.line, f"graph {name}: {exc}")
-            return
+            raise _Unusable(f"graph {name}: {exc}") from None
         self.counts.graphs += 1
         if not occurrences:
             self.counts.unmatched += 1
-        for event_name, args in occurrences:
-            yield Event(event_name, args, time, time)
+        return [Event(event_name, args, time, time) for event_name, args in occurrences]
 
     def _time(self, graph: _Graph) -> Time:
         prop, key = self.time_property, graph.key
@@ -250,14 +298,12 @@ class _Reader:
         return (self._value(quad.subject), self._value(quad.predicate), self._value(quad.object))
 
     def _value(self, term: object) -> Value:
-        if isinstance(term, ox.NamedNode):
-            value = self.nodes.get(term)
-            if value is None:
-                if len(self.nodes) >= _CACHE_SIZE:  # bounded: observation IRIs never repeat
-                    self.nodes.clear()
-                value = self.nodes[term] = to_value(term)
-            return value
-        return to_value(term)
+        value = self.nodes.get(term)
+        if value is None:
+            if len(self.nodes) >= _CACHE_SIZE:  # bounded: observation IRIs never repeat
+                self.nodes.clear()
+            value = self.nodes[term] = to_value(term)
+        return value
 
     def _reject(self, line: int, reason: str) -> None:
         self.on_reject(Rejected(self.file, line, reason))

@@ -57,9 +57,7 @@ class GraphTriples:
     def __init__(self, triples: Sequence[Triple], time: Time) -> None:
         self._all = triples
         self._time = time
-        self._by_predicate: dict[Value, list[Triple]] = {}
-        for triple in triples:
-            self._by_predicate.setdefault(triple[1], []).append(triple)
+        self._by_predicate: dict[Value, list[Triple]] | None = None  # built when first asked
 
     def defines(self, predicate: str, arity: int) -> bool:
         """Only the graph's own predicates: a mapping never asks the background knowledge."""
@@ -74,7 +72,14 @@ class GraphTriples:
                 yield (self._time,)
             return
         s, p, o = pattern
-        rows = self._all if p is None else self._by_predicate.get(p, ())
+        if p is None:
+            rows: Sequence[Triple] = self._all
+        else:
+            if self._by_predicate is None:
+                self._by_predicate = {}
+                for triple in self._all:
+                    self._by_predicate.setdefault(triple[1], []).append(triple)
+            rows = self._by_predicate.get(p, ())
         for row in rows:
             if (s is None or row[0] == s) and (o is None or row[2] == o):
                 yield row
@@ -108,6 +113,7 @@ class GraphMapping:
         declarations = program.rdf_events or (TRIPLE_VIEW,)
         prefixes = program.prefixes
         self._mappings = tuple(_compile(d, prefixes) for d in declarations)
+        self._triple_view = not program.rdf_events
 
     def events(self, triples: Sequence[Triple], time: Time) -> list[Occurrence]:
         """The events one graph gives, in declaration and solution order, each once.
@@ -120,6 +126,8 @@ class GraphMapping:
         Raises:
             MappingError: a goal or head argument fails to evaluate on this graph.
         """
+        if self._triple_view:  # what TRIPLE_VIEW's goal gives, without evaluating it
+            return [(TRIPLE, triple) for triple in dict.fromkeys(triples)]
         graph = GraphTriples(triples, time)
         found: dict[Occurrence, None] = {}
         for mapping in self._mappings:

@@ -3,6 +3,7 @@
 import pytest
 
 from reasoner.errors import RuleCompileError
+from reasoner.language.ast import Program
 from reasoner.language.parser import parse
 from reasoner.rdf.mapping import TRIPLE, GraphMapping, MappingError
 from reasoner.values import IRI
@@ -90,3 +91,12 @@ def test_a_head_variable_left_unbound_rejects_the_graph() -> None:
     assert mapping.events([(IRI("urn:s"), IRI("urn:p"), 3)], 0) == [("half", (1.5,))]
     with pytest.raises(MappingError, match=r"^rdf_event half \(<rules>:1:1\): unbound variable"):
         mapping.events([(IRI("urn:s"), IRI("urn:p"), 1)], 0)
+
+
+def test_the_triple_view_without_declarations_is_the_declared_triple_view() -> None:
+    declared = GraphMapping(parse("rdf_event triple(S, P, O) :- rdf(S, P, O)."))
+    a, p, q = IRI("urn:a"), IRI("urn:p"), IRI("urn:q")
+    triples = [(a, p, 1), (a, q, "x"), (a, p, 1), (a, p, 2.5)]
+    expected = [("triple", (a, p, 1)), ("triple", (a, q, "x")), ("triple", (a, p, 2.5))]
+    assert declared.events(triples, 3) == expected
+    assert GraphMapping(Program()).events(triples, 3) == expected

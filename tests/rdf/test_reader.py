@@ -1,6 +1,7 @@
 """Reading timestamped RDF graphs as events: times, the triple view, mappings, bad input."""
 
 import io
+import random
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,61 @@ def test_property_names_resolve_with_the_rules_prefixes() -> None:
     assert property_iri("http://ex.org/t", prefixes) == "http://ex.org/t"
     with pytest.raises(InputFormatError, match="unknown prefix in 'ex:t'"):
         property_iri("ex:t", prefixes)
+
+
+def _random_stream(seed: int, syntax: str) -> str:
+    """Graphs of 1-4 triples, some without a time or with a broken statement or line."""
+    rng = random.Random(seed)
+    time = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    parts = []
+    for i in range(40):
+        graph = f"<{EX}g{i % 7}>"  # names repeat: only consecutive statements form a graph
+        triples = [
+            f"<{EX}s{rng.randrange(3)}> <{EX}p> {rng.choice(['1', '2', f'<{EX}o>'])}"
+            for _ in range(rng.randint(1, 4))
+        ]
+        if syntax == "nquads":
+            triples = [
+                t.replace(" 1", ' "1"^^<http://www.w3.org/2001/XMLSchema#integer>') for t in triples
+            ]
+            triples = [
+                t.replace(" 2", ' "2"^^<http://www.w3.org/2001/XMLSchema#integer>') for t in triples
+            ]
+        stamp = f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>'
+        fault = rng.random()
+        if fault < 0.1:
+            triples[-1] += ' "broken'
+        elif fault < 0.15:
+            triples[0] += f" <{EX}extra>"
+        if syntax == "trig":
+            block = f"{graph} {{ " + " .\n  ".join(triples) + " }\n"
+            parts.append(block if fault < 0.2 or fault > 0.25 else block.replace("{", "", 1))
+            if not 0.25 < fault < 0.3:  # else: no time
+                parts.append(f"{graph} {time} {stamp} .\n")
+        else:
+            parts += [f"{t} {graph} .\n" for t in triples]
+            if not 0.25 < fault < 0.3:
+                parts.append(f"{graph} {time} {stamp} .\n")
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("syntax", ["trig", "nquads"])
+@pytest.mark.parametrize("seed", range(12))
+def test_a_file_read_in_one_pass_gives_what_a_statement_at_a_time_gives(
+    tmp_path: Path, syntax: str, seed: int
+) -> None:
+    # A file goes through pyoxigraph's streaming parser until its first problem, a stream
+    # statement by statement throughout: events, rejections (with lines) and counts agree.
+    text = _random_stream(seed, syntax)
+    path = tmp_path / f"stream.{'nq' if syntax == 'nquads' else 'trig'}"
+    path.write_text(text, encoding="utf-8")
+    results = []
+    for source in (path, io.StringIO(text)):
+        rejected: list[Rejected] = []
+        counts = GraphCounts()
+        events = list(read_rdf(source, syntax=syntax, on_reject=rejected.append, counts=counts))
+        results.append((events, [(r.line, r.reason) for r in rejected], counts))
+    assert results[0] == results[1]
+    events, rejected, counts = results[0]
+    assert counts.graphs == len({e.start for e in events})  # one time per graph here
+    assert rejected and len(events) >= 10
