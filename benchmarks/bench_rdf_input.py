@@ -8,6 +8,11 @@ replay through a small storm rule set (file → events → engine), and the trip
 stream (every triple an event). Every input must give the same events and detections: the
 counts are printed and written with ``--json``; ``--quick`` is a small smoke run of the harness.
 
+Then a TriG stream of small graphs (2–5 triples each, the triple view) through a ``reasoner
+run`` process, end to end (parsed, mapped, detected, detections written): graphs/s with the
+command's start-up subtracted, beside the engine's in-process rate on the same events (CPU
+time both, as ``bench_stock_ticker.py`` measures).
+
     python benchmarks/bench_rdf_input.py              # 12 stations x 10 days, 20 min readings
     python benchmarks/bench_rdf_input.py --quick
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import tempfile
 import time
@@ -23,6 +29,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+from bench_stock_ticker import run_command
 
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.mesowest.generator import DEFAULT_START, Storm, generate
@@ -62,6 +71,58 @@ def inputs(folder: Path, stations: int, days: float) -> dict[str, Callable[[], I
         "trig (sosa)": lambda: read_rdf(folder / "readings.trig", mapping=mapping),
         "n-quads (sosa)": lambda: read_rdf(folder / "readings.nquads", mapping=mapping),
         "trig (triples)": lambda: read_rdf(folder / "readings.trig"),
+    }
+
+
+SMALL_RULES = "high(S, P, O) <- triple(S, P, O) WHERE O > 95.\n"
+
+
+def small_graphs(path: Path, graphs: int, seed: int = 1) -> int:
+    """Write ``graphs`` graphs of 2–5 triples each, with a time each; return the triples."""
+    rng = random.Random(seed)
+    triples = 0
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("@prefix ex: <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n")
+        for i in range(graphs):
+            size = rng.randint(2, 5)
+            body = " .\n  ".join(
+                f"ex:s{rng.randrange(50)} ex:p{j} {rng.randrange(101)}" for j in range(size)
+            )
+            out.write(f"ex:g{i} {{\n  {body}\n}}\nex:g{i} prov:generatedAtTime {i} .\n")
+            triples += size
+    return triples
+
+
+def small_graph_rates(folder: Path, graphs: int, runs: int) -> dict[str, Any]:
+    """End to end and in-process rates over a TriG stream of small graphs (medians)."""
+    trig, empty, rules = folder / "small.trig", folder / "empty.trig", folder / "high.event"
+    triples = small_graphs(trig, graphs)
+    empty.write_text("", encoding="utf-8")
+    rules.write_text(SMALL_RULES, encoding="utf-8")
+    events = list(read_rdf(trig))
+    detections = sum(1 for e in events if e.args[2] > 95)  # what the rule must detect
+    rates, in_process = [], []
+    for _ in range(runs):
+        options = (str(rules), "--format", "trig", "--output", str(folder / "high.jsonl"))
+        startup = run_command(*options, "--events", str(empty))
+        elapsed = run_command(*options, "--events", str(trig))
+        rates.append(graphs / max(elapsed - startup, 1e-9))
+        engine = Engine(parse(SMALL_RULES))
+        began = time.process_time()
+        for event in events:
+            engine.push(event)
+        in_process.append(graphs / (time.process_time() - began))
+    written = (folder / "high.jsonl").read_text(encoding="utf-8").count("\n")
+    if written != detections:
+        raise SystemExit(f"reasoner run wrote {written} detections, not {detections}")
+    return {
+        "input": "trig small graphs (triples)",
+        "graphs": graphs,
+        "events": triples,
+        "detections": {"high": written},
+        "startup_s": round(startup, 3),
+        "end_to_end_graphs_per_s": round(statistics.median(rates)),
+        "in_process_graphs_per_s": round(statistics.median(in_process)),
     }
 
 
@@ -120,6 +181,14 @@ def main() -> None:
             results.append(row)
             detail = " ".join(f"{k}={v}" for k, v in sorted(row.get("detections", {}).items()))
             print(f"{name:>15} {total:>8} {total / read_s:>10,.0f} {replay_rate:>12}  {detail}")
+        small = small_graph_rates(Path(tmp), 2_000 if args.quick else 50_000, runs)
+        results.append(small)
+        e2e, inner = small["end_to_end_graphs_per_s"], small["in_process_graphs_per_s"]
+        print(
+            f"\nTriG, {small['graphs']:,} graphs of 2-5 triples ({small['events']:,} triples), "
+            f"triple view: end to end {e2e:,} graphs/s (start-up {small['startup_s']:.2f} s "
+            f"subtracted), in-process {inner:,} graphs/s, ratio {e2e / inner:.2f}"
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
 

@@ -84,18 +84,18 @@ def end_to_end(
     (folder / "empty.jsonl").write_bytes(b"")
     startups, rates = [], []
     for _ in range(runs):
-        startups.append(run_command(rules, policy, folder / "empty.jsonl", out))
-        elapsed = run_command(rules, policy, stream, out)
+        options = ("--output", str(out), "--policy", policy, "--max-span", "0")
+        startups.append(run_command(str(rules), "--events", str(folder / "empty.jsonl"), *options))
+        elapsed = run_command(str(rules), "--events", str(stream), *options)
         rates.append(len(events) / max(elapsed - startups[-1], 1e-9))
     with open(out, encoding="utf-8") as f:
         written = sum(1 for _ in f)
     return statistics.median(rates), statistics.median(startups), written
 
 
-def run_command(rules: Path, policy: str, stream: Path, out: Path) -> float:
-    """CPU seconds one ``reasoner run`` process takes over ``stream`` (writing to ``out``)."""
-    command = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--events", str(stream)]
-    command += ["--output", str(out), "--policy", policy, "--max-span", "0"]
+def run_command(*args: str) -> float:
+    """CPU seconds one ``reasoner run ARGS...`` process takes."""
+    command = [sys.executable, "-m", "connectors.cli", "run", *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, check=True, capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -28,10 +28,10 @@ A graph that gives no event is no error: it is counted in :attr:`GraphCounts.unm
 from __future__ import annotations
 
 import sys
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pyoxigraph as ox
 
@@ -41,7 +41,7 @@ from connectors.rdf.statements import Statement, nquads_batches, trig_statements
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.store import to_value
 from reasoner.language.ast import Program
-from reasoner.rdf.mapping import GraphMapping, Triple
+from reasoner.rdf.mapping import GraphMapping
 from reasoner.runtime.events import Event
 from reasoner.values import Time, Value
 
@@ -208,9 +208,12 @@ class _Reader:
         done, previous, current = 0, None, None
         try:
             with open(path, "rb") as stream:
+                default = ox.DefaultGraph
                 for quad in ox.parse(stream, fmt):
-                    named = type(quad.graph_name) is not ox.DefaultGraph
-                    key = quad.graph_name if named else quad.subject
+                    key = quad.graph_name  # (pyoxigraph builds a term at each access)
+                    named = type(key) is not default
+                    if not named:
+                        key = quad.subject
                     if current is None or key != current.key:
                         if previous is not None:
                             yield from self._convert(previous)
@@ -268,9 +271,12 @@ class _Reader:
             raise _Unusable(f"graph {name} dropped: a malformed line may belong to it")
         if not graph.content:
             raise _Unusable(f"default-graph triples about {name}, but no graph {name}")
+        value = self._value
+        terms = [(q.subject, q.predicate, q.object) for q in graph.content]
         try:
-            time = self._time(graph)
-            occurrences = self.mapping.events([self._triple(q) for q in graph.content], time)
+            time = self._time(graph.key, graph.about, terms)
+            triples = [(value(s), value(p), value(o)) for s, p, o in terms]
+            occurrences = self.mapping.events(triples, time)
         except (ReasonerError, ValueError) as exc:  # ValueError: a bad time stamp
             raise _Unusable(f"graph {name}: {exc}") from None
         self.counts.graphs += 1
@@ -278,12 +284,14 @@ class _Reader:
             self.counts.unmatched += 1
         return [Event(event_name, args, time, time) for event_name, args in occurrences]
 
-    def _time(self, graph: _Graph) -> Time:
-        prop, key = self.time_property, graph.key
-        quads = (*graph.about, *graph.content)
-        stamps = {q.object for q in quads if q.predicate == prop and q.subject == key}
+    def _time(self, key: object, about: list[ox.Quad], terms: Sequence[tuple[Any, ...]]) -> Time:
+        """The time of graph ``key`` from the default-graph triples ``about`` it and the
+        ``terms`` (subject, predicate, object) of its own triples."""
+        prop = self.time_property
+        stamps: set[Any] = {q.object for q in about if q.predicate == prop}
+        stamps.update(o for s, p, o in terms if p == prop and s == key)
         if not stamps:
-            stamps = {q.object for q in graph.content if q.predicate == prop}
+            stamps = {o for _, p, o in terms if p == prop}
         if not stamps:
             raise ValueError(f"no time: no {prop} about the graph or inside it")
         if len(stamps) > 1:
@@ -293,9 +301,6 @@ class _Reader:
         if isinstance(value, str):
             self.style.iso = True
         return time
-
-    def _triple(self, quad: ox.Quad) -> Triple:
-        return (self._value(quad.subject), self._value(quad.predicate), self._value(quad.object))
 
     def _value(self, term: object) -> Value:
         value = self.nodes.get(term)

@@ -24,7 +24,11 @@ def test_quick_benchmark_counts_agree_across_inputs(tmp_path: Path) -> None:
         "trig (sosa)",
         "n-quads (sosa)",
         "trig (triples)",
+        "trig small graphs (triples)",
     }
+    small = rows.pop("trig small graphs (triples)")
+    assert (small["graphs"], small["events"]) == (2_000, 7_035)  # 2-5 triples each, seed 1
+    assert small["detections"] == {"high": 357}  # the benchmark counts them in the events too
     readings = rows.pop("trig (triples)")
     events = {row["events"] for row in rows.values()}
     detections = [row["detections"] for row in rows.values()]
