@@ -271,7 +271,10 @@ def run(args: argparse.Namespace) -> int:
         refresher = None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
         rdf = _rdf_options(args, program)
         paths = args.events or ["-"]
-        streams = [_read(path, args.format, style, on_reject, rdf) for path in paths]
+        from reasoner.compiler.partition import event_arities
+
+        arities = event_arities(program)
+        streams = [_read(path, args.format, style, on_reject, rdf, arities) for path in paths]
         # Detections are written a batch at a time, unless someone may be waiting for them.
         live = out.isatty() or "-" in paths
         batch, pending = (1 if live else 1024), []
@@ -413,7 +416,12 @@ def _rdf_options(args: argparse.Namespace, program: Program) -> dict[str, Any]:
 
 
 def _read(
-    path: str, fmt: str, style: TimeStyle, on_reject: object, rdf: dict[str, Any]
+    path: str,
+    fmt: str,
+    style: TimeStyle,
+    on_reject: object,
+    rdf: dict[str, Any],
+    arities: dict[str, set[int]],
 ) -> Iterator[Event]:
     if rdf:
         from connectors.rdf.reader import read_rdf
@@ -424,4 +432,4 @@ def _read(
 
         style.iso = True  # MesoWest times are ISO-8601: write detections back the same way
         return read_mesowest(path, on_reject=on_reject)  # type: ignore[arg-type]
-    return read_jsonl(path, style=style, on_reject=on_reject)  # type: ignore[arg-type]
+    return read_jsonl(path, style=style, on_reject=on_reject, arities=arities)  # type: ignore[arg-type]

@@ -34,6 +34,7 @@ from msgspec import UNSET
 
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
 from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
+from reasoner.runtime.engine import rejection
 from reasoner.runtime.events import Event
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
@@ -66,6 +67,7 @@ def read_jsonl(
     *,
     style: TimeStyle | None = None,
     on_reject: RejectHandler | None = None,
+    arities: dict[str, set[int]] | None = None,
 ) -> Iterator[Event]:
     """Read events from a JSON-lines file, skipping (and reporting) malformed lines.
 
@@ -76,6 +78,8 @@ def read_jsonl(
         on_reject: called with a :class:`Rejected` (file, line, reason) for each bad
             line (bad JSON or UTF-8, missing name, bad time, start after end ...); default:
             log it.
+        arities: the argument counts of the event names the rules read; an event of such a
+            name with another count (e.g. its partition key missing) is a bad line.
 
     Returns:
         A lazy iterator of events in file order.
@@ -91,30 +95,40 @@ def read_jsonl(
     """
     if isinstance(source, str | Path) and str(source) != "-" and not Path(source).is_file():
         raise InputFormatError(f"{source}: no such events file")
-    return _read(source, style or TimeStyle(), on_reject or log_rejected)
+    return _read(source, style or TimeStyle(), on_reject or log_rejected, arities)
 
 
 def _read(
-    source: str | Path | TextIO | BinaryIO, style: TimeStyle, on_reject: RejectHandler
+    source: str | Path | TextIO | BinaryIO,
+    style: TimeStyle,
+    on_reject: RejectHandler,
+    arities: dict[str, set[int]] | None,
 ) -> Iterator[Event]:
     if isinstance(source, str | Path):
         if str(source) == "-":
-            yield from _events(_without_bom(sys.stdin.buffer), "<stdin>", style, on_reject)
+            stdin = _without_bom(sys.stdin.buffer)
+            yield from _events(stdin, "<stdin>", style, on_reject, arities)
             return
         try:
             with open(source, "rb") as stream:
-                yield from _events(_without_bom(stream), str(source), style, on_reject)
+                yield from _events(_without_bom(stream), str(source), style, on_reject, arities)
         except OSError as exc:
             raise InputFormatError(f"{source}: cannot read events: {exc}") from exc
     else:
-        yield from _events(source, getattr(source, "name", "<stream>"), style, on_reject)
+        name = getattr(source, "name", "<stream>")
+        yield from _events(source, name, style, on_reject, arities)
 
 
 def _events(
-    lines: Iterable[bytes | str], file: str, style: TimeStyle, on_reject: RejectHandler
+    lines: Iterable[bytes | str],
+    file: str,
+    style: TimeStyle,
+    on_reject: RejectHandler,
+    arities: dict[str, set[int]] | None = None,
 ) -> Iterator[Event]:
     decode_plain, decode_any, unset = _decode_plain, _decode_any, UNSET
     for number, line in enumerate(lines, 1):
+        event = None
         try:
             record: _Line = decode_plain(line)
             # The common case, accepted here: a name, plain arguments and integer times.
@@ -122,11 +136,9 @@ def _events(
             if type(name) is str and name:
                 if time is None:
                     if type(start) is int and type(end) is int and 0 <= start <= end:
-                        yield Event(name, record.args, start, end)
-                        continue
+                        event = Event(name, record.args, start, end)
                 elif type(time) is int and time >= 0 and start is unset and end is unset:
-                    yield Event(name, record.args, time, time)
-                    continue
+                    event = Event(name, record.args, time, time)
         except ValueError:  # not plain arguments, or no JSON object at all
             try:
                 record = decode_any(line)
@@ -134,10 +146,17 @@ def _events(
                 if line.strip():  # blank lines are allowed and silently skipped
                     on_reject(Rejected(file, number, _reason(line, exc)))
                 continue
-        try:
-            yield _event(record, style)
-        except ValueError as exc:
-            on_reject(Rejected(file, number, str(exc)))
+        if event is None:
+            try:
+                event = _event(record, style)
+            except ValueError as exc:
+                on_reject(Rejected(file, number, str(exc)))
+                continue
+        if arities is not None and len(event[1]) not in arities.get(event[0], (len(event[1]),)):
+            # e.g. an event whose partition key argument is missing
+            on_reject(Rejected(file, number, str(rejection(event, 0, arities, None, 0))))
+            continue
+        yield event
 
 
 def _without_bom(stream: BinaryIO) -> BinaryIO:

@@ -377,13 +377,13 @@ def _atom_key(atom: EventAtom, keys: Mapping[EventType, int | None]) -> str:
     return arg.name
 
 
-def event_types(program: Program) -> set[EventType]:
-    """Every event type the program's event rules read or derive."""
-    found = set()
+def event_arities(program: Program) -> dict[str, set[int]]:
+    """The argument counts of every event name the program's event rules read or derive."""
+    arities: dict[str, set[int]] = {}
     for rule in program.event_rules:
-        found.add((rule.head.name, len(rule.head.args)))
-        found.update(_atom_types(rule.body))
-    return found
+        for name, arity in {(rule.head.name, len(rule.head.args)), *_atom_types(rule.body)}:
+            arities.setdefault(name, set()).add(arity)
+    return arities
 
 
 def _atoms(p: Pattern) -> Iterator[EventAtom]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
-from reasoner.compiler.partition import analyse, event_types
+from reasoner.compiler.partition import analyse, event_arities
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
@@ -89,9 +89,7 @@ class ParallelEngine:
         self.workers = workers
         self._keys = self.partitioning.key_positions()
         self._reads = set(self.partitioning.reads) if workers else set()
-        self._arities: dict[str, set[int]] = {}
-        for name, arity in event_types(program):
-            self._arities.setdefault(name, set()).add(arity)
+        self._arities = event_arities(program)
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._lateness = lateness
