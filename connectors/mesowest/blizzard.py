@@ -45,7 +45,7 @@ class BlizzardJob:
 
     ``store_dir`` defaults to ``<out_dir>/knowledge``; a store built from the same stations,
     GeoNames files and radii is reused without Spark. ``serve`` is a port (0: any free one)
-    where the knowledge and every detection, with the input events it was built from, are
+    on ``host`` (loopback by default) where the knowledge and every detection, with the input events it was built from, are
     served while replaying (SPARQL endpoint, query page and ``/live`` page, as
     ``reasoner run --serve``); ``keep_serving`` keeps serving after the files are written,
     until Ctrl-C; ``speed`` replays that many stream seconds per second (to watch it).
@@ -60,6 +60,7 @@ class BlizzardJob:
     neighbour_km: float = 300.0
     progress: bool = True
     serve: int | None = None
+    host: str = "127.0.0.1"
     keep_serving: bool = False
     speed: float | None = None
 
@@ -108,7 +109,10 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
     kb = open_knowledge(prepared.store_dir, job.definition)
     knowledge = kb.snapshot()
     style = TimeStyle(iso=True)
-    with detections_endpoint(job.serve, kb, keep_serving=job.keep_serving, style=style) as publish:
+    serving = detections_endpoint(
+        job.serve, kb, keep_serving=job.keep_serving, style=style, host=job.host
+    )
+    with serving as publish:
         result = replay(
             kb.program,
             job.events,
