@@ -45,10 +45,11 @@ class BlizzardJob:
 
     ``store_dir`` defaults to ``<out_dir>/knowledge``; a store built from the same stations,
     GeoNames files and radii is reused without Spark. ``serve`` is a port (0: any free one)
-    on ``host`` (loopback by default) where the knowledge and every detection, with the input events it was built from, are
-    served while replaying (SPARQL endpoint, query page and ``/live`` page, as
-    ``reasoner run --serve``); ``keep_serving`` keeps serving after the files are written,
-    until Ctrl-C; ``speed`` replays that many stream seconds per second (to watch it).
+    on ``host`` (loopback by default) where the knowledge and every detection, with the input
+    events it was built from, are served while replaying (SPARQL endpoint, query page and
+    ``/live`` page, as ``reasoner run --serve``); ``keep_serving`` keeps serving after the
+    files are written, until Ctrl-C; ``speed`` replays that many stream seconds per second
+    (to watch it).
     """
 
     events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
