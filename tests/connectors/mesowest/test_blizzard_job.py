@@ -102,3 +102,22 @@ def test_knowledge_errors(sample_files, tmp_path: Path) -> None:
         prepare_knowledge(tmp_path / "kb", stations_of(sample_files))
     with pytest.raises(KnowledgeError, match="no built knowledge store"):
         open_knowledge(tmp_path / "kb")
+
+
+def test_the_job_can_serve_its_detections_while_replaying(
+    sample_store: Path, sample_files, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = BlizzardJob(
+        events=sample_files,
+        out_dir=tmp_path,
+        store_dir=sample_store,
+        progress=False,
+        serve=0,
+        speed=1e7,  # three days of readings in about 30 ms: paced, but quickly
+    )
+    result = run_blizzard(job)
+    assert STATIONS in result.tables and AREAS in result.tables  # serving changes nothing
+    warning = result.replay.named("blizzardWarning")[0]
+    assert [s.name for s in warning.sources] == ["sensor_reading"] * 10  # provenance is on
+    err = capsys.readouterr().err
+    assert "SPARQL endpoint at http://127.0.0.1:" in err and "/live)" in err
