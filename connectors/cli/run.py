@@ -214,7 +214,6 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     from reasoner.language.parser import load_rules
-    from reasoner.runtime.parallel import ParallelEngine
 
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     if args.refresh_every is not None and not (args.knowledge or args.store):
@@ -254,8 +253,8 @@ def run(args: argparse.Namespace) -> int:
 
     only = set(args.only or ())
     with ExitStack() as stack:
-        if isinstance(engine, ParallelEngine):
-            stack.enter_context(engine)
+        if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
+            stack.enter_context(engine)  # type: ignore[arg-type]
         # Entered first, so closed last: the output is complete while --keep-serving waits.
         publish = stack.enter_context(
             detections_endpoint(args.serve, kb, keep_serving=args.keep_serving, style=style)
@@ -326,7 +325,6 @@ def _engine(
     """The engine, or with --workers the parallel one (the knowledge is built once, here;
     each worker process inherits its own copy)."""
     from reasoner.runtime.engine import Engine
-    from reasoner.runtime.parallel import ParallelEngine
 
     options = {
         "policy": args.policy,
@@ -341,6 +339,8 @@ def _engine(
         raise ReasonerError("--refresh-every does not work with --workers yet")
     if args.workers < 1:
         raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
+    from reasoner.runtime.parallel import ParallelEngine
+
     return ParallelEngine(
         program,
         workers=args.workers,

@@ -28,8 +28,6 @@ import math
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 
-from geopy.distance import geodesic
-
 from reasoner.errors import EngineError
 from reasoner.values import IRI, Value
 
@@ -400,6 +398,8 @@ def geo_distance_km(lat1: Value, lon1: Value, lat2: Value, lon2: Value) -> float
     # Checked here because geopy only warns about (and then rejects) such coordinates.
     if not all(math.isfinite(c) for c in coords) or abs(coords[0]) > 90 or abs(coords[2]) > 90:
         raise EvaluationError(f"geo_distance: not a latitude/longitude pair: {coords}")
+    from geopy.distance import geodesic  # on first use: geopy takes 0.1 s to import
+
     try:
         return float(geodesic((coords[0], coords[1]), (coords[2], coords[3])).km)
     except ValueError as exc:

@@ -37,9 +37,13 @@ print(json.dumps({"helped": helped, "heavy": sorted(m for m in heavy if m in sys
 
 
 def _probe(*argv: str) -> dict[str, list[str]]:
+    return _probe_with(",".join(HEAVY), *argv)
+
+
+def _probe_with(heavy: str, *argv: str) -> dict[str, list[str]]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE, ",".join(HEAVY), *argv],
+        [sys.executable, "-c", _PROBE, heavy, *argv],
         capture_output=True,
         text=True,
         env=env,
@@ -70,4 +74,13 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
 def test_running_a_command_does_import_what_it_needs() -> None:
     # The probe sees imports: checking a rule file loads the parser, hence lark.
     found = _probe("check", "rules/stock_ticker.event")
+    assert found["heavy"] == ["lark"]
+
+
+def test_a_run_over_json_lines_imports_the_rule_parser_only(tmp_path: Path) -> None:
+    # No geopy (WHERE's geo_distance imports it when first called), no parallel engine.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    heavy = ",".join((*HEAVY, "reasoner.runtime.parallel", "multiprocessing"))
+    found = _probe_with(heavy, "run", "rules/stock_ticker.event", "--events", str(empty))
     assert found["heavy"] == ["lark"]
