@@ -27,9 +27,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """One headless chromium for the test run."""
+    """One headless chromium per test module.
+
+    Playwright's sync API keeps an asyncio loop running while it is open; scoped to the module,
+    it is closed before other tests (and doctests) call ``asyncio.run``.
+    """
     path = os.environ.get("REASONER_CHROMIUM") or shutil.which("chromium")
     if path is None:
         pytest.fail(
