@@ -14,6 +14,7 @@ from connectors.events.times import iso_to_epoch
 from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
 from connectors.mesowest.rules import DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
+from reasoner.errors import ReasonerError
 
 
 def register(subparsers: Any) -> None:
@@ -122,6 +123,32 @@ def _add_blizzard(commands: Any) -> None:
         "--neighbour-km", type=float, default=300.0, help="stations of one area within this"
     )
     blizzard.add_argument("--quiet", action="store_true", help="no progress bar")
+    serving = blizzard.add_argument_group("in the browser")
+    serving.add_argument(
+        "--serve",
+        type=int,
+        metavar="PORT",
+        help="serve the knowledge and every detection (with its input events) while replaying: "
+        "SPARQL at HOST:PORT/sparql, a query page at /, the detections on a map at /live "
+        "(0: any free port; the addresses are printed on stderr)",
+    )
+    serving.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --serve: the interface to listen on (default loopback only)",
+    )
+    serving.add_argument(
+        "--keep-serving",
+        action="store_true",
+        help="with --serve: after the files are written, keep serving until Ctrl-C",
+    )
+    serving.add_argument(
+        "--speed",
+        type=float,
+        metavar="X",
+        help="replay X stream seconds per second (e.g. 3600: the sample's three days in 72 s), "
+        "to watch the detections arrive on the --serve live view",
+    )
     blizzard.set_defaults(handler=_run_blizzard)
 
 
@@ -160,7 +187,15 @@ def _run_blizzard(args: argparse.Namespace) -> int:
         radius_km=args.radius_km,
         neighbour_km=args.neighbour_km,
         progress=not args.quiet,
+        serve=args.serve,
+        host=args.host,
+        keep_serving=args.keep_serving,
+        speed=args.speed,
     )
+    if args.serve is None and (args.keep_serving or args.host != defaults.host):
+        raise ReasonerError("--keep-serving and --host need --serve: nothing to serve")
+    if args.speed is not None and not args.speed > 0:
+        raise ReasonerError(f"--speed must be positive, not {args.speed}")
     result = run_blizzard(job)
     if result.built_knowledge:
         stop_session()  # the build started Spark: stop its JVM now, not at interpreter exit

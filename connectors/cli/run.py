@@ -4,12 +4,14 @@ The contract outside tools rely on (keep it stable):
 ``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
 [--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
 [--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
-[--serve PORT [--keep-serving]] [--workers N] [--checkpoint DIR [--checkpoint-every N|Ts]]``.
+[--serve PORT [--host HOST] [--keep-serving]] [--speed X] [--workers N]
+[--checkpoint DIR [--checkpoint-every N|Ts]]``.
 Several ``--events`` files merge into one time-ordered stream; malformed lines and rejected
 events are reported on stderr, counted and skipped. ``--provenance`` writes with each detection
 the input events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF
-and on the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint
-(``connectors/events/serving.py``).
+and on the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint with a query
+page and a live view (``connectors/events/serving.py``); ``--speed`` replays a recorded stream
+at that many stream seconds per second, to watch it (``connectors/events/pace.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
+from connectors.events.pace import paced
 from connectors.events.refresh import Refresher
 from connectors.events.rejects import Rejected
 from connectors.events.serving import detections_endpoint
@@ -87,6 +90,13 @@ def _add_input(group: Any) -> None:
         metavar="PROPERTY",
         help="RDF input: the property giving each graph its time (IRI or prefix:name of the "
         "rules; default prov:generatedAtTime)",
+    )
+    group.add_argument(
+        "--speed",
+        type=float,
+        metavar="X",
+        help="replay X stream seconds per second (e.g. 3600: an hour a second), to watch the "
+        "--serve live view; default: as fast as the engine goes",
     )
 
 
@@ -175,8 +185,14 @@ def _add_output(group: Any) -> None:
         "--serve",
         type=int,
         metavar="PORT",
-        help="serve the knowledge and every detection over SPARQL at 127.0.0.1:PORT/sparql "
-        "while replaying (0: any free port, printed on stderr)",
+        help="serve the knowledge and every detection over SPARQL at HOST:PORT/sparql while "
+        "replaying, with a query page at / and the detections live at /live (0: any free "
+        "port; the addresses are printed on stderr)",
+    )
+    group.add_argument(
+        "--host",
+        help="with --serve: the interface to listen on (default 127.0.0.1, loopback only; "
+        "another address exposes the endpoint and its pages to that network)",
     )
     group.add_argument(
         "--keep-serving",
@@ -216,6 +232,10 @@ def run(args: argparse.Namespace) -> int:
     from reasoner.language.parser import load_rules
 
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    if args.host is not None and args.serve is None:
+        raise ReasonerError("--host needs --serve: nothing to serve")
+    if args.speed is not None and not args.speed > 0:
+        raise ReasonerError(f"--speed must be positive, not {args.speed}")
     if args.refresh_every is not None and not (args.knowledge or args.store):
         raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
     if args.refresh_every is not None and args.refresh_every <= 0:
@@ -257,7 +277,13 @@ def run(args: argparse.Namespace) -> int:
             stack.enter_context(engine)  # type: ignore[arg-type]
         # Entered first, so closed last: the output is complete while --keep-serving waits.
         publish = stack.enter_context(
-            detections_endpoint(args.serve, kb, keep_serving=args.keep_serving, style=style)
+            detections_endpoint(
+                args.serve,
+                kb,
+                keep_serving=args.keep_serving,
+                style=style,
+                host=args.host or "127.0.0.1",
+            )
         )
         out: TextIO = (
             sys.stdout
@@ -278,7 +304,10 @@ def run(args: argparse.Namespace) -> int:
         live = out.isatty() or "-" in paths
         batch, pending = (1 if live else 1024), []
         push = engine.push
-        for event in merge_streams(*streams):
+        events = merge_streams(*streams)
+        if args.speed is not None:
+            events = paced(events, args.speed)
+        for event in events:
             position += 1
             if position <= skip:
                 continue

@@ -146,3 +146,40 @@ def test_a_busy_port_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixtu
         port = busy.getsockname()[1]
         assert main([*_run_args(tmp_path), "--serve", str(port)]) == 1
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_speed_paces_the_replay_and_changes_no_detection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from connectors.cli import run as run_command
+
+    assert main([*_run_args(tmp_path), "--only", "enhancedFire"]) == 0
+    fast = capsys.readouterr().out
+    speeds: list[float] = []
+    paced = run_command.paced
+
+    def recording(events: Any, speed: float) -> Any:
+        speeds.append(speed)
+        return paced(events, speed)
+
+    monkeypatch.setattr(run_command, "paced", recording)
+    args = [*_run_args(tmp_path), "--only", "enhancedFire", "--speed", "90000"]
+    assert main([*args, "--serve", "0", "--host", "127.0.0.1"]) == 0
+    assert speeds == [90000.0]  # 9,000 s of stream in 0.1 s
+    out, err = capsys.readouterr()
+    assert out == fast
+    assert re.search(r"SPARQL endpoint at http://127\.0\.0\.1:\d+/sparql", err)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--host", "0.0.0.0"], "reasoner: --host needs --serve: nothing to serve"),
+        (["--speed", "0"], "reasoner: --speed must be positive, not 0.0"),
+    ],
+)
+def test_serving_options_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main([*_run_args(tmp_path), *extra]) == 1
+    assert capsys.readouterr().err.strip() == message

@@ -121,3 +121,22 @@ def test_the_job_can_serve_its_detections_while_replaying(
     assert [s.name for s in warning.sources] == ["sensor_reading"] * 10  # provenance is on
     err = capsys.readouterr().err
     assert "SPARQL endpoint at http://127.0.0.1:" in err and "/live)" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--keep-serving"], "reasoner: --keep-serving and --host need --serve: nothing to serve"),
+        (
+            ["--host", "0.0.0.0"],
+            "reasoner: --keep-serving and --host need --serve: nothing to serve",
+        ),
+        (["--serve", "0", "--speed", "-1"], "reasoner: --speed must be positive, not -1.0"),
+    ],
+)
+def test_serving_options_are_checked_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    assert main(["mesowest", "blizzard", "--out", str(tmp_path), *extra]) == 1
+    assert capsys.readouterr().err.strip() == message
+    assert list(tmp_path.iterdir()) == []  # nothing built, nothing written
