@@ -173,20 +173,36 @@ def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> 
     data.write_text(f"<{EX}s> <{EX}v> 1 .")
     kb = KnowledgeBase([data], entailment="none")
     seen: list[tuple[int, list]] = []
+    read = threading.Condition()
     stop = threading.Event()
 
     def reader() -> None:
         while not stop.is_set():
             snap = kb.snapshot()
-            seen.append((snap.version, [o for _, o in snap.solve(EX + "v", (None, None))]))
+            values = [o for _, o in snap.solve(EX + "v", (None, None))]
+            with read:
+                seen.append((snap.version, values))
+                read.notify_all()
+
+    def saw(version: int) -> bool:
+        return any(v == version for v, _ in seen)
 
     thread = threading.Thread(target=reader)
     thread.start()
-    for i in range(2, 6):
-        data.write_text(f"<{EX}s> <{EX}v> {i} .")
-        kb.refresh()
-    stop.set()
-    thread.join()
+    try:
+        for i in range(2, 6):
+            # Each refresh waits until the reader has read the version before it, so the
+            # reader sees every version, some of them while a refresh runs.
+            with read:
+                assert read.wait_for(lambda i=i: saw(i - 1), timeout=60)
+            data.write_text(f"<{EX}s> <{EX}v> {i} .")
+            kb.refresh()
+        with read:
+            assert read.wait_for(lambda: saw(5), timeout=60)
+    finally:
+        stop.set()
+        thread.join()
+    assert {version for version, _ in seen} == {1, 2, 3, 4, 5}
     assert all(values == [version] for version, values in seen)
 
 

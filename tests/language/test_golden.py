@@ -1,9 +1,9 @@
 """Every rules/*.event parses, checks clean, prints back to itself, and matches its AST dump.
 
-Set UPDATE_GOLDEN=1 to rewrite tests/fixtures/ast/*.txt after an intended change.
+The tests only read tests/fixtures/ast/*.txt; after an intended change, rewrite them with
+``python scripts/update_golden.py`` and review the diff.
 """
 
-import os
 from pathlib import Path
 
 import pytest
@@ -27,9 +27,7 @@ def test_rule_file_matches_golden_dump(path: Path) -> None:
     program = parse_file(path)
     actual = dump(program)
     golden = GOLDEN / (path.stem + ".txt")
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        golden.write_text(actual, encoding="utf-8")
-    assert golden.exists(), f"no golden file {golden.name}: run with UPDATE_GOLDEN=1"
+    assert golden.exists(), f"no golden file {golden.name}: run scripts/update_golden.py"
     assert actual == golden.read_text(encoding="utf-8")
 
 

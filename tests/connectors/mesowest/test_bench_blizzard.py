@@ -26,7 +26,7 @@ def test_quick_run_counts_detections_per_level(
     assert [(r["definition"], r["level"]) for r in rows] == [
         (d, level) for d in ("noaa", "weakened") for level in bench.LEVELS
     ]
-    assert all(r["readings"] == 1296 and r["events_per_s"] > 0 for r in rows)
+    assert [r["readings"] for r in rows] == [1296] * len(rows)
     settling, area, places = (r["detections"] for r in rows[:3])  # NOAA
     assert settling["blizzardWarning"] == 8 and "areaSettling" not in settling
     assert area["blizzardArea"] == 5 and "blizzardPlace" not in area
