@@ -104,10 +104,21 @@ def test_heat_index_classification() -> None:
     assert notes == {"danger"}  # 96 °F at 60 % is a heat index of about 116
 
 
-@pytest.mark.parametrize("file", ["tick_shape.event"])
-def test_other_seed_files_agree_with_the_reference(file: str) -> None:
-    stream = [at("stock", t, "i", p) for t, p in enumerate([5, 4, 3, 4, 6, 7, 2])]
-    run(file, stream)
+# A rise 5 -> 6 and a fall to 3 (down(i, 5, 3) over [0, 2]), then, from that 3, a rise to
+# above 5 (the next stock, at 3): tickShape(i) over [0, 3]. Ending at 5 instead is not above
+# the start; a further fall to 2 extends the down to [0, 3], so the shape ends at 4.
+@pytest.mark.parametrize(
+    ("prices", "expected"),
+    [
+        ([5, 6, 3, 7], {("tickShape", ("i",), 0, 3)}),
+        ([5, 6, 3, 5], set()),
+        ([5, 6, 3, 2, 7], {("tickShape", ("i",), 0, 4)}),
+        ([5, 4, 3, 4, 6, 7, 2], set()),
+    ],
+)
+def test_tick_shape(prices: list[int], expected: set[tuple[object, ...]]) -> None:
+    found = run("tick_shape.event", [at("stock", t, "i", p) for t, p in enumerate(prices)])
+    assert {f for f in found if f[0] == "tickShape"} == expected
 
 
 def test_flower_delivery_counts_assignments_since_the_day_started() -> None:

@@ -5,6 +5,7 @@ import pytest
 
 from connectors.events import InputFormatError, Rejected
 from connectors.mesowest import MesoWestFile, Station, read_mesowest, write_mesowest
+from connectors.mesowest.units import CANONICAL, known_units
 from reasoner.runtime.events import Event
 
 HEADER = """# STATION: {id}
@@ -64,6 +65,79 @@ def test_other_units_and_column_order(tmp_path: Path) -> None:
     [event] = list(reader)
     # No humidity, gust or precipitation columns: those values are 'none'.
     assert event.args == ("KABC", event.end, 32.0, "none", 35.0, "none", 0.25, "heavy snow", "none")
+
+
+#: Per quantity: its column, its position in a reading's arguments, and per group of unit
+#: spellings a value in that unit with the same value in the canonical unit, by hand
+#: (1 mi = 1609.344 m, 1 in = 25.4 mm, 1 kn = 1852 m/h, °F = °C × 9/5 + 32).
+UNIT_TABLE = {
+    "temperature": (
+        "air_temp_set_1",
+        2,
+        [
+            (("fahrenheit", "°f", "degf", "f"), "50", 50.0),
+            (("celsius", "°c", "degc", "c"), "10", 50.0),
+            (("kelvin", "k"), "283.15", 50.0),
+        ],
+    ),
+    "humidity": ("relative_humidity_set_1", 3, [(("%", "percent", "pct"), "85", 85.0)]),
+    "speed": (
+        "wind_speed_set_1",
+        4,
+        [
+            (("mph", "miles/hour", "mi/h"), "10", 10.0),
+            (("m/s", "meters/second", "ms-1", "m s-1"), "10", 22.369),  # 36000 / 1609.344
+            (("knots", "knot", "kt", "kts"), "10", 11.508),  # 18520 / 1609.344
+            (("km/h", "kph", "kmh", "kilometers/hour"), "16.09344", 10.0),
+        ],
+    ),
+    "distance": (
+        "visibility_set_1",
+        6,
+        [
+            (("statute miles", "miles", "mi", "statute_miles"), "2", 2.0),
+            (("kilometers", "km"), "1.609344", 1.0),
+            (("meters", "m"), "1609.344", 1.0),
+        ],
+    ),
+    "precipitation": (
+        "precip_accum_one_hour_set_1",
+        8,
+        [
+            (("inches", "in", "inch"), "1", 1.0),
+            (("millimeters", "mm"), "25.4", 1.0),
+            (("centimeters", "cm"), "2.54", 1.0),
+        ],
+    ),
+}
+UNIT_CASES = [
+    (quantity, spelling, given, expected)
+    for quantity, (_, _, groups) in UNIT_TABLE.items()
+    for spellings, given, expected in groups
+    for spelling in spellings
+]
+
+
+def test_the_unit_table_lists_every_spelling_the_reader_accepts() -> None:
+    for quantity, (_, _, groups) in UNIT_TABLE.items():
+        listed = [spelling for spellings, _, _ in groups for spelling in spellings]
+        assert sorted(listed) == sorted(known_units(quantity))
+    assert set(UNIT_TABLE) == set(CANONICAL)
+
+
+@pytest.mark.parametrize(("quantity", "spelling", "given", "expected"), UNIT_CASES)
+def test_every_unit_spelling_is_read_and_converted(
+    tmp_path: Path, quantity: str, spelling: str, given: str, expected: float
+) -> None:
+    column, position, _ = UNIT_TABLE[quantity]
+    for written in (spelling, f" {spelling.upper()} "):  # case and spaces do not matter
+        path = _file(
+            tmp_path,
+            "KU",
+            f"Station_ID,Date_Time,{column}\n,,{written}\nKU,2021-01-10T06:00:00Z,{given}\n",
+        )
+        [event] = list(MesoWestFile(path))
+        assert event.args[position] == expected, written
 
 
 def test_missing_values_are_none(tmp_path: Path) -> None:
