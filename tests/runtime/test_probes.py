@@ -12,8 +12,9 @@ from strategies import patterns, programs, streams
 from reasoner.errors import RuleCompileError
 from reasoner.language.ast import Binary, EventAtom, EventRule, Not, Number, Pattern, Program, Var
 from reasoner.language.check import bound_variables
+from reasoner.language.parser import load_rules
 from reasoner.runtime import probes
-from reasoner.runtime.engine import Engine, load_rules
+from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.probes import ProbeSpec, probe_source
 from reasoner.semantics.reference import derive
