@@ -26,6 +26,7 @@ from typing import Any
 from reasoner.compiler.partition import analyse, event_arities
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import Rules, load_rules
 from reasoner.runtime import checkpoint
@@ -50,7 +51,8 @@ class ParallelEngine:
         workers: worker processes for the keyed rules (a program with no keyed rule runs in
             this process alone).
         knowledge: a function returning the static knowledge, called once in every worker
-            (and here, for the global remainder); None: the program's facts.
+            (and here, for the global remainder); None: the program's facts and Horn rules,
+            evaluated once here (each worker inherits its own copy).
         policy, tie_break, max_derivations, lateness, max_span, provenance: as for
             :class:`~reasoner.runtime.engine.Engine`.
         batch: input events per batch.
@@ -93,19 +95,22 @@ class ParallelEngine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._lateness = lateness
+        if knowledge is None:  # the program's facts and Horn rules, evaluated once
+            facts = program_knowledge(program)
+            knowledge = lambda: facts  # noqa: E731
         # The global remainder. The router applies the lateness bound; derived events may
         # last longer than max_span (which only frees memory earlier).
         self._global = (
             Engine(
                 remainder,
-                knowledge=None if knowledge is None else knowledge(),
+                knowledge=knowledge(),
                 **{**options, "max_span": max_span if not workers else None},
             )
             if remainder.event_rules or not workers
             else None
         )
         self._batch = batch
-        self._fingerprint = _fingerprint(program, options, lateness, workers)
+        self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
         self._processes: list[Any] = []
         if workers:
@@ -126,7 +131,7 @@ class ParallelEngine:
     # ------------------------------------------------------------------ workers
 
     def _start(
-        self, program: Program, options: dict[str, Any], knowledge: Callable[[], Knowledge] | None
+        self, program: Program, options: dict[str, Any], knowledge: Callable[[], Knowledge]
     ) -> None:
         context = multiprocessing.get_context("fork")
         for _ in range(self.workers):
@@ -324,7 +329,7 @@ class ParallelEngine:
         self._pending = final + self._pending
         encode = checkpoint.encode
         state = {
-            "fingerprint": self._fingerprint,
+            "fingerprint": _fingerprint(*self._identity),
             "workers": [d.decode("utf-8") for d in self._ask(("snapshot",))]
             if self.workers
             else [],
@@ -342,7 +347,7 @@ class ParallelEngine:
         """Put back a :meth:`snapshot` taken with the same rules, options and number of
         workers; SnapshotError (nothing changed) otherwise."""
         state = checkpoint.unpack(data)
-        if state.get("fingerprint") != self._fingerprint:
+        if state.get("fingerprint") != _fingerprint(*self._identity):
             raise SnapshotError(
                 "the snapshot was taken from another program, other engine options or "
                 "another number of workers"
@@ -408,10 +413,10 @@ def _work(
     connection: Connection,
     program: Program,
     options: dict[str, Any],
-    knowledge: Callable[[], Knowledge] | None,
+    knowledge: Callable[[], Knowledge],
 ) -> None:
     """A worker: runs the keyed rules on the batches it receives."""
-    engine = Engine(program, knowledge=None if knowledge is None else knowledge(), **options)
+    engine = Engine(program, knowledge=knowledge(), **options)
     checked: bytes | None = None
     while True:
         try:
