@@ -1,13 +1,21 @@
 """``reasoner knowledge build`` and ``reasoner knowledge refresh``: the knowledge store, with Spark.
 
-The work is in :mod:`connectors.spark.build`, imported when a command runs (so that building
-the parser never imports pyspark).
+The work is in :mod:`connectors.spark.build`, which imports pyspark only when a job runs.
 """
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
+
+from connectors.spark.build import (
+    DEFAULT_NEIGHBOUR_KM,
+    DEFAULT_RADIUS_KM,
+    ENTAILMENTS,
+    BuildConfig,
+    build_knowledge,
+    refresh_knowledge,
+)
 
 _BUILD_DESCRIPTION = """\
 Build a knowledge store with Spark: station and GeoNames place descriptions, stations
@@ -76,20 +84,22 @@ def _add_build(commands: Any) -> None:
     settings.add_argument(
         "--radius-km",
         type=float,
-        default=20.0,
+        default=DEFAULT_RADIUS_KM,
         metavar="KM",
-        help="link stations to the GeoNames places within KM (er:locatedNear; default 20)",
+        help="link stations to the GeoNames places within KM (er:locatedNear; "
+        f"default {DEFAULT_RADIUS_KM:g})",
     )
     settings.add_argument(
         "--neighbour-km",
         type=float,
-        default=300.0,
+        default=DEFAULT_NEIGHBOUR_KM,
         metavar="KM",
-        help="stations within KM are neighbours (er:nearStation, er:neighbourhood; default 300)",
+        help="stations within KM are neighbours (er:nearStation, er:neighbourhood; "
+        f"default {DEFAULT_NEIGHBOUR_KM:g})",
     )
     settings.add_argument(
         "--entailment",
-        choices=("rdfs", "none"),
+        choices=ENTAILMENTS,
         default="rdfs",
         help="materialise the RDFS closure into the inferred graph (default), or not",
     )
@@ -132,8 +142,6 @@ def _add_refresh(commands: Any) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from connectors.spark.build import BuildConfig, build_knowledge
-
     config = BuildConfig(
         ontologies=tuple(args.ontology),
         stations=tuple(args.stations),
@@ -153,8 +161,6 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from connectors.spark.build import refresh_knowledge
-
     report = refresh_knowledge(args.store_dir)
     state = "rebuilt" if report.changed else "unchanged"
     print(f"{state} {report.store_dir} (version {report.version})")

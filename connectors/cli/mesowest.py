@@ -14,6 +14,7 @@ from connectors.events.times import iso_to_epoch
 from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
 from connectors.mesowest.rules import DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
+from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
 
 
@@ -118,9 +119,14 @@ def _add_blizzard(commands: Any) -> None:
         metavar="FILE",
         help="GeoNames dump for places near stations (default: the shipped sample)",
     )
-    blizzard.add_argument("--radius-km", type=float, default=20.0, help="places within this")
     blizzard.add_argument(
-        "--neighbour-km", type=float, default=300.0, help="stations of one area within this"
+        "--radius-km", type=float, default=DEFAULT_RADIUS_KM, help="places within this (km)"
+    )
+    blizzard.add_argument(
+        "--neighbour-km",
+        type=float,
+        default=DEFAULT_NEIGHBOUR_KM,
+        help="stations of one area within this (km)",
     )
     blizzard.add_argument("--quiet", action="store_true", help="no progress bar")
     serving = blizzard.add_argument_group("in the browser")

@@ -28,6 +28,7 @@ from connectors.mesowest.replay import Replay, replay
 from connectors.mesowest.rules import blizzard_program
 from connectors.mesowest.station import Station
 from connectors.mesowest.tables import PlaceRow, place_rows, report
+from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -57,8 +58,8 @@ class BlizzardJob:
     out_dir: Path = DEFAULT_OUT
     store_dir: Path | None = None
     geonames: tuple[Path, ...] = (SHIPPED_GEONAMES,)
-    radius_km: float = 20.0
-    neighbour_km: float = 300.0
+    radius_km: float = DEFAULT_RADIUS_KM
+    neighbour_km: float = DEFAULT_NEIGHBOUR_KM
     progress: bool = True
     serve: int | None = None
     host: str = "127.0.0.1"

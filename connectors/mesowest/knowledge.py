@@ -24,6 +24,8 @@ from pathlib import Path
 from connectors.mesowest.rules import blizzard_program
 from connectors.mesowest.station import Station
 from connectors.spark.build import (
+    DEFAULT_NEIGHBOUR_KM,
+    DEFAULT_RADIUS_KM,
     STAGES,
     BuildConfig,
     build_knowledge,
@@ -86,8 +88,8 @@ def prepare_knowledge(
     stations: Sequence[Station],
     *,
     geonames: Sequence[str | Path] = (SHIPPED_GEONAMES,),
-    radius_km: float = 20.0,
-    neighbour_km: float = 300.0,
+    radius_km: float = DEFAULT_RADIUS_KM,
+    neighbour_km: float = DEFAULT_NEIGHBOUR_KM,
     log: Callable[[str], None] | None = None,
 ) -> PreparedKnowledge:
     """Build the blizzard knowledge for ``stations`` into STORE_DIR, or reuse it if current.

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.spark.geo import MAX_RADIUS_KM
 from connectors.spark.output import count_lines, swap_into_place, write_ntriples
 from reasoner.errors import KnowledgeError
+from reasoner.modes import Regime
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -54,6 +55,14 @@ _DEPENDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The default "located near" radius, km: GeoNames places this close to a station.
+DEFAULT_RADIUS_KM = 20.0
+#: The default neighbourhood distance, km (seed 004's blizzard area).
+DEFAULT_NEIGHBOUR_KM = 300.0
+#: The entailment regimes the build materialises (OWL 2 RL needs the in-process reasoner).
+ENTAILMENTS: tuple[Regime, ...] = ("none", "rdfs")
+
+
 @dataclass(frozen=True, slots=True)
 class BuildConfig:
     """What to build knowledge from.
@@ -65,9 +74,9 @@ class BuildConfig:
     ontologies: tuple[str, ...] = ()
     stations: tuple[str, ...] = ()
     geonames: tuple[str, ...] = ()
-    radius_km: float = 20.0
-    neighbour_km: float = 300.0
-    entailment: str = "rdfs"
+    radius_km: float = DEFAULT_RADIUS_KM
+    neighbour_km: float = DEFAULT_NEIGHBOUR_KM
+    entailment: Regime = "rdfs"
     master: str | None = None
     memory: str | None = None
     packages: tuple[str, ...] = ()
@@ -278,8 +287,9 @@ def build_knowledge(
     """
     from reasoner.knowledge.store import INFERRED_GRAPH, Store
 
-    if config.entailment not in ("rdfs", "none"):
-        raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected rdfs or none)")
+    if config.entailment not in ENTAILMENTS:
+        expected = " or ".join(ENTAILMENTS)
+        raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected {expected})")
     for option, km in (("radius-km", config.radius_km), ("neighbour-km", config.neighbour_km)):
         if not 0 < km <= MAX_RADIUS_KM:
             raise KnowledgeError(f"--{option} {km:g} is not in (0, {MAX_RADIUS_KM:g}]")

@@ -17,13 +17,8 @@ from connectors.stations.vocab import ER, OM_OWL, RDF_TYPE, SSW, UNIT, XSD
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: The default "located near" radius, km.
-DEFAULT_RADIUS_KM = 20.0
 
-
-def located_near(
-    stations: DataFrame, features: DataFrame, radius_km: float = DEFAULT_RADIUS_KM
-) -> DataFrame:
+def located_near(stations: DataFrame, features: DataFrame, radius_km: float) -> DataFrame:
     """Pairs of a station and a GeoNames feature at most ``radius_km`` apart.
 
     Args:
@@ -60,7 +55,7 @@ def near_triples(links: DataFrame) -> DataFrame:
     Returns:
         a triple table.
 
-    >>> near_triples(located_near(stations, features)).count()  # doctest: +SKIP
+    >>> near_triples(located_near(stations, features, 20.0)).count()  # doctest: +SKIP
     """
     from pyspark.sql import functions as F
 

@@ -1,12 +1,12 @@
 """Job 3: station neighbourhoods and their connected components.
 
-Two stations are neighbours when at most ``distance_km`` apart (default 300 km, the
-blizzard-area distance of seed 004). The components of the neighbour graph are computed by
-GraphFrames when its JVM package is on Spark's classpath (``--packages
-io.graphframes:graphframes-spark4_2.13:<version>``, ``--jars`` or the ``REASONER_SPARK_*``
-variables of :mod:`connectors.spark.session`), else on DataFrames: contraction of each
-vertex to its smallest neighbour, with pointer jumping. Both name a component by its
-smallest station id, so their outputs are identical.
+Two stations are neighbours when at most ``distance_km`` apart (the build's default,
+:data:`~connectors.spark.build.DEFAULT_NEIGHBOUR_KM`, is seed 004's blizzard-area
+distance). The components of the neighbour graph are computed by GraphFrames when its JVM
+package is on Spark's classpath (``--packages io.graphframes:graphframes-spark4_2.13:<version>``,
+``--jars`` or the ``REASONER_SPARK_*`` variables of :mod:`connectors.spark.session`), else on
+DataFrames: contraction of each vertex to its smallest neighbour, with pointer jumping. Both
+name a component by its smallest station id, so their outputs are identical.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from connectors.stations.vocab import ER, RDF_TYPE, SSW
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-#: The default neighbourhood distance, km (seed 004's blizzard area).
-DEFAULT_DISTANCE_KM = 300.0
 #: The JVM class whose presence selects the GraphFrames implementation: the entry point
 #: graphframes-py loads (through the same context class loader as the detection).
 GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
@@ -30,7 +28,7 @@ GRAPHFRAMES_CLASS = "org.graphframes.GraphFramePythonAPI"
 NEIGHBOURHOOD_PREFIX = "https://w3id.org/etalis-reasoner/id/neighbourhood/"
 
 
-def station_pairs(stations: DataFrame, distance_km: float = DEFAULT_DISTANCE_KM) -> DataFrame:
+def station_pairs(stations: DataFrame, distance_km: float) -> DataFrame:
     """Pairs of stations at most ``distance_km`` apart, each unordered pair once.
 
     Args:
