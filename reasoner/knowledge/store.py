@@ -83,11 +83,19 @@ _FLOAT_TYPES = frozenset(_XSD + t for t in ("decimal", "double", "float"))
 #: Triple with values in place of RDF terms.
 Triple = tuple[Value, Value, Value]
 
-_RESULT_FORMATS: dict[str, ox.QueryResultsFormat] = {
+#: SELECT/ASK answer serializations by name (the endpoint's negotiation keys).
+RESULT_FORMATS: dict[str, ox.QueryResultsFormat] = {
     "json": ox.QueryResultsFormat.JSON,
     "xml": ox.QueryResultsFormat.XML,
     "csv": ox.QueryResultsFormat.CSV,
     "tsv": ox.QueryResultsFormat.TSV,
+}
+#: CONSTRUCT/DESCRIBE answer serializations by name (likewise).
+GRAPH_FORMATS: dict[str, ox.RdfFormat] = {
+    "turtle": ox.RdfFormat.TURTLE,
+    "ntriples": ox.RdfFormat.N_TRIPLES,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+    "jsonld": ox.RdfFormat.JSON_LD,
 }
 
 
@@ -460,7 +468,7 @@ class Store:
         try:
             if isinstance(answer, ox.QueryBoolean | ox.QuerySolutions):
                 kind = "ask" if isinstance(answer, ox.QueryBoolean) else "select"
-                fmt = _RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON)
+                fmt = RESULT_FORMATS.get(format, ox.QueryResultsFormat.JSON)
                 return kind, answer.serialize(format=fmt) or b""
             rdf = ox.RdfFormat.TURTLE if format == "turtle" else ox.RdfFormat.N_TRIPLES
             return "graph", answer.serialize(format=rdf) or b""

@@ -18,25 +18,13 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
+from reasoner.knowledge.store import GRAPH_FORMATS, RESULT_FORMATS
 from reasoner.server.errors import EndpointError
 from reasoner.server.negotiation import GRAPH_OFFERS, RESULT_OFFERS, Offer, choose
 from reasoner.server.protocol import QueryOperation
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
-
-_RESULT_FORMATS = {
-    "json": ox.QueryResultsFormat.JSON,
-    "xml": ox.QueryResultsFormat.XML,
-    "csv": ox.QueryResultsFormat.CSV,
-    "tsv": ox.QueryResultsFormat.TSV,
-}
-_RDF_FORMATS = {
-    "turtle": ox.RdfFormat.TURTLE,
-    "ntriples": ox.RdfFormat.N_TRIPLES,
-    "rdfxml": ox.RdfFormat.RDF_XML,
-    "jsonld": ox.RdfFormat.JSON_LD,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +136,9 @@ def evaluate(
         offer = _negotiate(accept, offers)
         try:
             if isinstance(answer, ox.QueryTriples):
-                answer.serialize(sink, _RDF_FORMATS[offer.format])
+                answer.serialize(sink, GRAPH_FORMATS[offer.format])
             else:
-                answer.serialize(sink, _RESULT_FORMATS[offer.format])
+                answer.serialize(sink, RESULT_FORMATS[offer.format])
         except (OSError, ValueError) as e:
             if sink.error is not None:
                 raise sink.error from e
@@ -180,7 +168,7 @@ def convert_turtle(turtle: str, accept: str | None) -> Answer:
     if offer.format == "turtle":
         return Answer(_content_type(offer), turtle.encode())  # keep its prefixes and layout
     triples = [q.triple for q in ox.parse(turtle.encode(), ox.RdfFormat.TURTLE)]
-    body = ox.serialize(triples, format=_RDF_FORMATS[offer.format]) or b""
+    body = ox.serialize(triples, format=GRAPH_FORMATS[offer.format]) or b""
     return Answer(_content_type(offer), body)
 
 
