@@ -14,6 +14,7 @@ from connectors.events.times import iso_to_epoch
 from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
 from connectors.mesowest.rules import DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
+from connectors.rdf.writer import RDF_SYNTAXES
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
 
@@ -85,7 +86,7 @@ def _add_to_rdf(commands: Any) -> None:
     to_rdf.add_argument("csv", nargs="+", type=Path, help="MesoWest CSV exports")
     to_rdf.add_argument("--out", type=Path, help="output file (default: standard output)")
     to_rdf.add_argument(
-        "--syntax", choices=("trig", "nquads"), default="trig", help="RDF syntax (default: trig)"
+        "--syntax", choices=RDF_SYNTAXES, default="trig", help="RDF syntax (default: trig)"
     )
     to_rdf.set_defaults(handler=_run_to_rdf)
 

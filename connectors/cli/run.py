@@ -30,6 +30,7 @@ from connectors.events.refresh import Refresher
 from connectors.events.rejects import Rejected
 from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
+from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
 from reasoner.errors import EventError, ReasonerError
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 from reasoner.runtime.events import Event
@@ -37,12 +38,12 @@ from reasoner.values import Time
 
 if TYPE_CHECKING:
     from connectors.events.checkpoints import Checkpoints, Resume
-    from connectors.rdf.writer import RdfWriter
     from reasoner.language.ast import Program
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
 
-_RDF_FORMATS = ("rdf", "nquads", "trig")
+#: The RDF input formats: ``rdf`` picks the syntax by file extension.
+_RDF_FORMATS = ("rdf", *RDF_SYNTAXES)
 
 
 def register(subparsers: Any) -> None:
@@ -170,7 +171,7 @@ def _add_output(group: Any) -> None:
     group.add_argument("--output", default="-", metavar="FILE", help="where to write ('-': stdout)")
     group.add_argument(
         "--output-format",
-        choices=("jsonl", "trig", "nquads"),
+        choices=("jsonl", *RDF_SYNTAXES),
         default="jsonl",
         help="detections as JSON lines (default) or as one RDF named graph each",
     )
@@ -420,8 +421,6 @@ def _write(writer: JsonLinesWriter | RdfWriter, detections: list[Event], only: s
 def _writer(fmt: str, out: TextIO, style: TimeStyle) -> JsonLinesWriter | RdfWriter:
     if fmt == "jsonl":
         return JsonLinesWriter(out, style)
-    from connectors.rdf.writer import RdfWriter
-
     return RdfWriter(out, fmt, style)
 
 

@@ -11,13 +11,14 @@ shared :class:`TimeStyle`), otherwise only their number.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Literal, TextIO, get_args
 
 from connectors.events.times import TimeStyle
 from reasoner.rdf.detections import DetectedEvent, detection_iri, detection_triples
 
 #: The output syntaxes.
-RDF_SYNTAXES = ("trig", "nquads")
+RdfSyntax = Literal["trig", "nquads"]
+RDF_SYNTAXES: tuple[RdfSyntax, ...] = get_args(RdfSyntax)
 
 
 def named_graph(graph: str, triples: Iterable[str], syntax: str) -> str:
