@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from connectors.events.times import iso_to_epoch
-from connectors.mesowest.generator import DEFAULT_START, GeneratorError, Storm, generate
-from connectors.mesowest.rules import DEFINITIONS
+from connectors.mesowest.generator import (
+    DEFAULT_INTERVAL_MINUTES,
+    DEFAULT_START,
+    GeneratorError,
+    Storm,
+    generate,
+)
+from connectors.mesowest.rules import DEFAULT_DEFINITION, DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
 from connectors.rdf.writer import RDF_SYNTAXES
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
@@ -60,7 +66,10 @@ def _add_generate(commands: Any) -> None:
     generate_parser.add_argument("--days", type=float, default=3.0, help="days to cover")
     generate_parser.add_argument("--seed", type=int, default=0, help="random seed")
     generate_parser.add_argument(
-        "--interval", type=float, default=20.0, help="minutes between readings"
+        "--interval",
+        type=float,
+        default=DEFAULT_INTERVAL_MINUTES,
+        help="minutes between readings",
     )
     generate_parser.add_argument(
         "--start", type=_utc, default=DEFAULT_START, help="first reading, ISO-8601 (UTC)"
@@ -107,7 +116,10 @@ def _add_blizzard(commands: Any) -> None:
         help="a MesoWest CSV export (repeatable; default: data/mesowest/sample/*.csv)",
     )
     blizzard.add_argument(
-        "--definition", choices=sorted(DEFINITIONS), default="noaa", help="blizzard conditions"
+        "--definition",
+        choices=sorted(DEFINITIONS),
+        default=DEFAULT_DEFINITION,
+        help="blizzard conditions",
     )
     blizzard.add_argument(
         "--out", type=Path, help="output folder (default: out/blizzard in the repository)"

@@ -25,7 +25,7 @@ from connectors.mesowest.knowledge import SHIPPED_GEONAMES, open_knowledge, prep
 from connectors.mesowest.plots import map_figure, timeline_figure
 from connectors.mesowest.reader import MesoWestFile
 from connectors.mesowest.replay import Replay, replay
-from connectors.mesowest.rules import blizzard_program
+from connectors.mesowest.rules import DEFAULT_DEFINITION, blizzard_program
 from connectors.mesowest.station import Station
 from connectors.mesowest.tables import PlaceRow, place_rows, report
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
@@ -54,7 +54,7 @@ class BlizzardJob:
     """
 
     events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
-    definition: str = "noaa"
+    definition: str = DEFAULT_DEFINITION
     out_dir: Path = DEFAULT_OUT
     store_dir: Path | None = None
     geonames: tuple[Path, ...] = (SHIPPED_GEONAMES,)

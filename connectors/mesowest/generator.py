@@ -42,6 +42,8 @@ from reasoner.runtime.events import Event
 from reasoner.values import Value
 
 DEFAULT_START = datetime(2021, 1, 10, tzinfo=UTC)
+#: Minutes between two readings of a station.
+DEFAULT_INTERVAL_MINUTES = 20.0
 _BACKGROUND_WIND_CAP = 24.0
 
 
@@ -79,7 +81,7 @@ def simulate(
     storms: Sequence[Storm] = (),
     *,
     start: datetime = DEFAULT_START,
-    interval_minutes: float = 20,
+    interval_minutes: float = DEFAULT_INTERVAL_MINUTES,
     missing_rate: float = 0.003,
 ) -> Iterator[Event]:
     """Generate one station's ``sensor_reading`` events (see the module doc for the model).
@@ -171,7 +173,7 @@ def generate(
     storms: Sequence[Storm] = (),
     *,
     start: datetime = DEFAULT_START,
-    interval_minutes: float = 20,
+    interval_minutes: float = DEFAULT_INTERVAL_MINUTES,
 ) -> list[Path]:
     """Generate winter weather for several stations, one MesoWest CSV file each.
 

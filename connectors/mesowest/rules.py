@@ -21,9 +21,11 @@ DEFINITIONS = {
     "noaa": _RULES / "blizzard_noaa.event",
     "weakened": _RULES / "blizzard_weakened.event",
 }
+#: The definition used unless another is asked for.
+DEFAULT_DEFINITION = "noaa"
 
 
-def blizzard_program(definition: str = "noaa") -> Program:
+def blizzard_program(definition: str = DEFAULT_DEFINITION) -> Program:
     """``rules/blizzard.event`` with a blizzard definition.
 
     Args:
