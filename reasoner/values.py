@@ -35,6 +35,8 @@ Value = int | float | Fraction | str | IRI | Struct | tuple  # tuple: a Prolog l
 
 #: Time stamps: non-negative numbers (ISO-8601 input is converted to epoch seconds).
 Time = int | float | Fraction
+#: The exact types of number values, hence of times (``bool`` is not a number value).
+NUMBER_TYPES = frozenset({int, float, Fraction})
 
 
 def json_value(value: Value) -> Any:

@@ -34,7 +34,7 @@ from msgspec import UNSET
 
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
 from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
-from reasoner.runtime.events import Event
+from reasoner.runtime.events import Event, rejection
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
 _PLAIN = frozenset((int, float, str))
@@ -153,8 +153,6 @@ def _events(
                 continue
         if arities is not None and len(event[1]) not in arities.get(event[0], (len(event[1]),)):
             # e.g. an event whose partition key argument is missing
-            from reasoner.runtime.engine import rejection  # (the engine imports the parser)
-
             on_reject(Rejected(file, number, str(rejection(event, 0, arities, None, 0))))
             continue
         yield event

@@ -12,20 +12,18 @@ dictionary they are written against, built once per test.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from math import isfinite
 from typing import Any
 
 from reasoner.knowledge.goals import Goal
 from reasoner.language.ast import Compound, Number, Term, Var
 from reasoner.runtime.generated import define
+from reasoner.values import NUMBER_TYPES
 
 Values = tuple[Any, ...]
 
 _COMPARE = {"<": "<", ">": ">", "=<": "<=", ">=": ">=", "=:=": "==", "=\\=": "!="}
 _ARITHMETIC = {"+", "-", "*"}
-#: The exact types of number values (``bool`` is not a number value).
-NUMBER_TYPES = frozenset({int, float, Fraction})
 
 
 def condition(

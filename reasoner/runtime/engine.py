@@ -42,8 +42,8 @@ from reasoner.language.operators import join_interval
 from reasoner.language.parser import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
-from reasoner.runtime.conditions import NUMBER_TYPES, condition
-from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.conditions import condition
+from reasoner.runtime.events import Detection, Event, is_time, rejection
 from reasoner.runtime.generated import define
 from reasoner.runtime.inline import inline
 from reasoner.runtime.nodes import (
@@ -60,7 +60,7 @@ from reasoner.runtime.nodes import (
     argument_matcher,
     dispatcher,
 )
-from reasoner.values import Time
+from reasoner.values import NUMBER_TYPES, Time
 
 Callback = Callable[[Event], None]
 
@@ -124,10 +124,10 @@ class Engine:
         self._options = Options(policy)
         self._tie_break = tie_break
         self._max_derivations = max_derivations
-        if not _is_time(lateness):
+        if not is_time(lateness):
             raise EngineError(f"lateness must be a non-negative number, not {lateness!r}")
         self._lateness = lateness
-        if max_span is not None and not _is_time(max_span):
+        if max_span is not None and not is_time(max_span):
             raise EngineError(f"max_span must be a non-negative number or None, not {max_span!r}")
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
@@ -491,7 +491,7 @@ class Engine:
 
     def advance(self, time: Time) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
-        if not _is_time(time):
+        if not is_time(time):
             raise EventError(f"time must be a non-negative number, not {time!r}")
         if time < self._runtime.now:
             raise EventError(f"cannot move the clock back from {self._runtime.now} to {time}")
@@ -667,32 +667,6 @@ class Engine:
         return sorted(seen)
 
 
-def rejection(
-    event: Event, now: Time, arities: dict[str, set[int]], max_span: Time | None, lateness: Time
-) -> str | None:
-    """Why ``event`` cannot be processed at time ``now`` by an engine reading the event names
-    of ``arities`` (None: it can)."""
-    if not isinstance(event, Event):
-        return "not an Event"
-    name, args, start, end = event
-    if not (_is_time(start) and _is_time(end)):
-        return "times must be non-negative numbers"
-    if start > end:
-        return f"start {start} is after end {end}"
-    if max_span is not None and end - start > max_span:
-        return f"lasts {end - start}, longer than the engine's max_span {max_span}"
-    if end < now:
-        late = f"late: ends at {end}, before the current time {now}"
-        if lateness:
-            late += f" (beyond the lateness bound {lateness})"
-        return late
-    known = arities.get(name)
-    if known is not None and len(args) not in known:
-        expected = " or ".join(str(a) for a in sorted(known))
-        return f"{name} takes {expected} argument(s), not {len(args)}"
-    return None
-
-
 def provenance(why: Any) -> tuple[Event, ...]:
     """The input events in a ``why`` (an event, None, or nested pairs), once each, in time
     order; a detection stands for its own sources."""
@@ -731,11 +705,6 @@ def _head_arguments(
         scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
         parts.append(f"f{i}(v)")
     return "(" + "".join(p + ", " for p in parts) + ")", scope
-
-
-def _is_time(value: Any) -> bool:
-    # An exact number type (not bool); NaN fails the comparison.
-    return type(value) in NUMBER_TYPES and value >= 0
 
 
 def _inputs(spec: NodeSpec) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from reasoner.values import Time, Value
+from reasoner.values import NUMBER_TYPES, Time, Value
 
 
 class Event(tuple[Any, ...]):
@@ -59,3 +59,35 @@ class Detection(Event):
     """A detection that records the input events it was built from (``sources``)."""
 
     # No __slots__: the instance dictionary holds ``sources``.
+
+
+def is_time(value: Any) -> bool:
+    """Whether ``value`` is a time: a number of an exact number type (not ``bool``), not
+    negative (NaN fails the comparison)."""
+    return type(value) in NUMBER_TYPES and value >= 0
+
+
+def rejection(
+    event: Event, now: Time, arities: dict[str, set[int]], max_span: Time | None, lateness: Time
+) -> str | None:
+    """Why ``event`` cannot be processed at time ``now`` by an engine reading the event names
+    of ``arities`` (None: it can)."""
+    if not isinstance(event, Event):
+        return "not an Event"
+    name, args, start, end = event
+    if not (is_time(start) and is_time(end)):
+        return "times must be non-negative numbers"
+    if start > end:
+        return f"start {start} is after end {end}"
+    if max_span is not None and end - start > max_span:
+        return f"lasts {end - start}, longer than the engine's max_span {max_span}"
+    if end < now:
+        late = f"late: ends at {end}, before the current time {now}"
+        if lateness:
+            late += f" (beyond the lateness bound {lateness})"
+        return late
+    known = arities.get(name)
+    if known is not None and len(args) not in known:
+        expected = " or ".join(str(a) for a in sorted(known))
+        return f"{name} takes {expected} argument(s), not {len(args)}"
+    return None

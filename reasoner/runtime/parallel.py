@@ -30,9 +30,9 @@ from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import Rules, load_rules
 from reasoner.runtime import checkpoint
-from reasoner.runtime.conditions import NUMBER_TYPES
-from reasoner.runtime.engine import Engine, Stats, rejection
-from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.engine import Engine, Stats
+from reasoner.runtime.events import Detection, Event, rejection
+from reasoner.values import NUMBER_TYPES
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
 BATCH = 2048
