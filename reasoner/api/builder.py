@@ -50,6 +50,7 @@ from reasoner.language.ast import (
 )
 from reasoner.language.operators import OPERATORS, Operator
 from reasoner.language.parser import UNITS
+from reasoner.modes import Policy
 
 __all__ = [
     "aggregate",
@@ -265,7 +266,7 @@ def rule(
     *,
     label: str | None = None,
     window: Size | None = None,
-    policy: str | None = None,
+    policy: Policy | None = None,
     properties: Mapping[str, object] | Iterable[tuple[str, object]] = (),
 ) -> EventRule:
     """An event rule ``head <- body.`` with ETALIS's optional label and properties.

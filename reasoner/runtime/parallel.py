@@ -29,6 +29,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import Rules, load_rules
+from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, rejection
@@ -66,8 +67,8 @@ class ParallelEngine:
         *,
         workers: int = 2,
         knowledge: Callable[[], Knowledge] | None = None,
-        policy: str = "unrestricted",
-        tie_break: str = "longer",
+        policy: Policy = "unrestricted",
+        tie_break: TieBreak = "longer",
         max_derivations: int = 100_000,
         lateness: Any = 0,
         max_span: Any = None,
