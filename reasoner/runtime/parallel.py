@@ -457,14 +457,13 @@ def _run_batch(
     input event's sequence number (-1: of timers that fired before it), then the timers up
     to ``until``."""
     out: list[tuple[int, list[tuple[Any, ...]]]] = []
-    new = tuple.__new__
-    for seq, *fields in batch:
-        event = new(Event, fields)
-        if event[3] > engine.now:
-            fired = engine.advance(event[3])
+    new, clock, push = tuple.__new__, engine._runtime, engine.push
+    for seq, name, args, start, end in batch:
+        if end > clock.now:
+            fired = engine.advance(end)
             if fired:
                 out.append((-1, [_plain(d) for d in fired]))
-        detections = engine.push(event)
+        detections = push(new(Event, (name, args, start, end)))
         if detections:
             out.append((seq, [_plain(d) for d in detections]))
     if until > engine.now:
