@@ -211,9 +211,9 @@ def _add_checkpoints(group: Any) -> None:
     )
     group.add_argument(
         "--checkpoint-every",
-        default="10000",
+        default="100000",
         metavar="N|SECONDS",
-        help="with --checkpoint: every N input events (default 10000) or every SECONDSs, e.g. 30s",
+        help="with --checkpoint: every N input events (default 100000) or every SECONDSs, e.g. 30s",
     )
 
 
