@@ -23,6 +23,7 @@ from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
 from connectors.rdf.writer import RDF_SYNTAXES
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
+from reasoner.server.config import LOOPBACK
 
 
 def register(subparsers: Any) -> None:
@@ -153,8 +154,8 @@ def _add_blizzard(commands: Any) -> None:
     )
     serving.add_argument(
         "--host",
-        default="127.0.0.1",
-        help="with --serve: the interface to listen on (default loopback only)",
+        default=LOOPBACK,
+        help=f"with --serve: the interface to listen on (default {LOOPBACK}, loopback only)",
     )
     serving.add_argument(
         "--keep-serving",

@@ -34,6 +34,7 @@ from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
 from reasoner.errors import EventError, ReasonerError
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 from reasoner.runtime.events import Event
+from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ def _add_output(group: Any) -> None:
     )
     group.add_argument(
         "--host",
-        help="with --serve: the interface to listen on (default 127.0.0.1, loopback only; "
+        help=f"with --serve: the interface to listen on (default {LOOPBACK}, loopback only; "
         "another address exposes the endpoint and its pages to that network)",
     )
     group.add_argument(
@@ -283,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
                 kb,
                 keep_serving=args.keep_serving,
                 style=style,
-                host=args.host or "127.0.0.1",
+                host=args.host or LOOPBACK,
             )
         )
         out: TextIO = (

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from connectors.events.times import TimeStyle
 from reasoner.runtime.events import Event
+from reasoner.server.config import LOOPBACK
 
 if TYPE_CHECKING:
     from reasoner.knowledge.snapshot import KnowledgeBase
@@ -33,7 +34,7 @@ def detections_endpoint(
     *,
     keep_serving: bool = False,
     style: TimeStyle | None = None,
-    host: str = "127.0.0.1",
+    host: str = LOOPBACK,
 ) -> Iterator[Publish]:
     """Serve ``knowledge`` and published detections on ``host:port`` for the block.
 

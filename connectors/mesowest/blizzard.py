@@ -30,6 +30,7 @@ from connectors.mesowest.station import Station
 from connectors.mesowest.tables import PlaceRow, place_rows, report
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
+from reasoner.server.config import LOOPBACK
 
 _ROOT = Path(__file__).resolve().parents[2]
 #: The shipped sample: six stations, three days, one blizzard on 2021-01-11.
@@ -62,7 +63,7 @@ class BlizzardJob:
     neighbour_km: float = DEFAULT_NEIGHBOUR_KM
     progress: bool = True
     serve: int | None = None
-    host: str = "127.0.0.1"
+    host: str = LOOPBACK
     keep_serving: bool = False
     speed: float | None = None
 

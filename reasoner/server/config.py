@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from reasoner.errors import ReasonerError
 
+#: The interface bound unless another is asked for: loopback, so nothing is exposed by accident.
+LOOPBACK = "127.0.0.1"
+
 
 @dataclass(frozen=True, slots=True)
 class EndpointConfig:
@@ -27,7 +30,7 @@ class EndpointConfig:
     '127.0.0.1'
     """
 
-    host: str = "127.0.0.1"
+    host: str = LOOPBACK
     port: int = 7878
     access_token: str | None = None
     query_timeout_s: float = 30.0
