@@ -96,7 +96,7 @@ def _add_to_rdf(commands: Any) -> None:
     to_rdf.add_argument("csv", nargs="+", type=Path, help="MesoWest CSV exports")
     to_rdf.add_argument("--out", type=Path, help="output file (default: standard output)")
     to_rdf.add_argument(
-        "--syntax", choices=RDF_SYNTAXES, default="trig", help="RDF syntax (default: trig)"
+        "--syntax", choices=RDF_SYNTAXES, default="trig", help="RDF syntax (default: %(default)s)"
     )
     to_rdf.set_defaults(handler=_run_to_rdf)
 

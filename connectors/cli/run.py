@@ -107,7 +107,7 @@ def _add_engine(group: Any) -> None:
         "--policy",
         choices=POLICIES,
         default="unrestricted",
-        help="consumption policy for rules without their own (default: unrestricted)",
+        help="consumption policy for rules without their own (default: %(default)s)",
     )
     group.add_argument(
         "--tie-break",
@@ -161,7 +161,7 @@ def _add_knowledge(group: Any) -> None:
         "--entailment",
         choices=REGIMES,
         default="rdfs",
-        help="entailment applied to the knowledge (default: rdfs)",
+        help="entailment applied to the knowledge (default: %(default)s)",
     )
 
 
@@ -214,7 +214,8 @@ def _add_checkpoints(group: Any) -> None:
         "--checkpoint-every",
         default="100000",
         metavar="N|SECONDS",
-        help="with --checkpoint: every N input events (default 100000) or every SECONDSs, e.g. 30s",
+        help="with --checkpoint: every N input events (default %(default)s) or every SECONDSs, "
+        "e.g. 30s",
     )
 
 
