@@ -38,6 +38,16 @@ def test_async_iteration_equals_engine_run_for_plain_and_async_sources() -> None
     assert _collect(Engine(STOCK_RULES, policy="chronological"), _slowly(events)) == expected
 
 
+def test_async_iteration_yields_the_hand_worked_chronological_example() -> None:
+    # docs/semantics.md: a1 a2 a3 b4 b5 c6 under chronological gives ie[1,4], ie[2,5], e[1,6],
+    # in the order they are detected.
+    rules = "ie <- a SEQ b.\ne <- ie SEQ c."
+    stream = [Event.at(name, (), t) for name, t in zip("aaabbc", range(1, 7), strict=True)]
+    expected = [Event("ie", (), 1, 4), Event("ie", (), 2, 5), Event("e", (), 1, 6)]
+    assert _collect(Engine(rules, policy="chronological"), stream) == expected
+    assert _collect(Engine(rules, policy="chronological"), _slowly(stream)) == expected
+
+
 def test_handlers_run_before_the_detection_is_yielded() -> None:
     X = var("X")
     engine = Engine(program(rule(event("c", X), where(seq(event("a", X), "b"), X > 1))))

@@ -123,7 +123,6 @@ def test_storm_rules_detect_the_same_from_csv_json_trig_and_nquads(
         assert _detect([STORM_RULES], events, None) == expected
 
 
-@pytest.mark.skipif(not all(p.is_file() for p in BLIZZARD), reason="rules/blizzard.event absent")
 def test_blizzard_rules_detect_the_same_from_csv_and_rdf(
     readings: list[Event], sosa_events: dict[str, list[Event]], tmp_path: Path
 ) -> None:

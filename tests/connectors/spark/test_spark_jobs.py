@@ -263,5 +263,22 @@ def test_graphframes_components_equal_the_dataframe_path(spark, stations) -> Non
 
 def test_station_rdf_input_gives_stations(spark) -> None:
     (ksfo,) = load_stations([KSFO])
-    frame = stations_frame(spark, [ksfo])
-    assert {r.o for r in station_triples(frame).collect()} >= {'"KSFO"'}
+    # As written in the file: no name (the id stands for it) nor state, 10 m high.
+    assert ksfo == Station("KSFO", "KSFO", 37.61972, -122.36472, 10.0, "")
+    triples = {(r.s, r.p, r.o) for r in station_triples(stations_frame(spark, [ksfo])).collect()}
+    station, point = f"<{SSW}System_KSFO>", f"<{SSW}point_KSFO>"
+    wgs84 = "http://www.w3.org/2003/01/geo/wgs84_pos#"
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    expected = {
+        (station, rdf_type, "<http://www.w3.org/ns/sosa/Platform>"),
+        (station, rdf_type, f"<{SSW}ont/sensor-observation.owl#System>"),
+        (station, f"<{SSW}ont/sensor-observation.owl#ID>", '"KSFO"'),
+        (station, "<http://www.w3.org/2000/01/rdf-schema#label>", '"KSFO"'),
+        (station, f"<{SSW}ont/sensor-observation.owl#processLocation>", point),
+        (point, rdf_type, f"<{wgs84}Point>"),
+    }
+    for subject in (station, point):
+        expected.add((subject, f"<{wgs84}lat>", f'"37.61972"{XSD_DOUBLE}'))
+        expected.add((subject, f"<{wgs84}long>", f'"-122.36472"{XSD_DOUBLE}'))
+        expected.add((subject, f"<{wgs84}alt>", f'"10.0"{XSD_DOUBLE}'))
+    assert triples == expected  # no state: the file has none
