@@ -151,10 +151,13 @@ def _events(
             except ValueError as exc:
                 on_reject(Rejected(file, number, str(exc)))
                 continue
-        if arities is not None and len(event[1]) not in arities.get(event[0], (len(event[1]),)):
-            # e.g. an event whose partition key argument is missing
-            on_reject(Rejected(file, number, str(rejection(event, 0, arities, None, 0))))
-            continue
+        if arities is not None:
+            allowed = arities.get(event[0])
+            if allowed is not None and len(event[1]) not in allowed:
+                # e.g. an event whose partition key argument is missing
+                reason = rejection(event, 0, arities, None, 0)
+                on_reject(Rejected(file, number, str(reason)))
+                continue
         yield event
 
 
