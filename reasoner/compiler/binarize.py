@@ -95,14 +95,40 @@ def conjuncts_by_local(parts: tuple[Term, ...], bound: frozenset[str]) -> tuple[
             names |= group[0]
             members += group[1]
         groups.append((names, members))
-    joined = []
-    for _, members in sorted(groups, key=lambda g: min(g[1])):
-        chosen = [parts[i] for i in sorted(members)]
-        term = chosen[-1]
-        for member in reversed(chosen[:-1]):
-            term = Compound(",", (member, term))
-        joined.append(term)
-    return tuple(joined)
+    return tuple(
+        conjunction([parts[i] for i in sorted(members)])
+        for _, members in sorted(groups, key=lambda g: min(g[1]))
+    )
+
+
+def conjunction(parts: list[Term]) -> Term:
+    """``A, B, C`` from its conjuncts (at least one)."""
+    term = parts[-1]
+    for part in reversed(parts[:-1]):
+        term = Compound(",", (part, term))
+    return term
+
+
+def binding_condition(inner: Pattern, condition: Term) -> Multiply | None:
+    """``inner WHERE condition`` as EVENT_MULTIPLY when the condition binds a variable the
+    pattern does not (one occurrence per solution), else None. The conjuncts that only test
+    the pattern's variables stay a WHERE below it, to be pushed down as usual.
+
+    >>> from reasoner.language.parser import parse
+    >>> body = parse("c(Id, S) <- bid(Id, P) WHERE (P > 1, status(Id, S)).").event_rules[0].body
+    >>> from reasoner.language.printer import to_source
+    >>> print(to_source(binding_condition(body.pattern, body.condition)))
+    bid(Id, P) WHERE P > 1 EVENT_MULTIPLY status(Id, S)
+    """
+    bound = bound_variables(inner)
+    if bound_variables(Where(inner, condition)) == bound:
+        return None
+    parts = conjuncts(condition)
+    tests = [c for c in parts if set(variable_names(c)) <= bound]
+    rest = [c for c in parts if c not in tests]
+    if tests:
+        inner = Where(inner, conjunction(tests))
+    return Multiply(inner, conjunction(rest))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +214,9 @@ class Binarizer:
         inner_ctx = ctx.within(window)
         match p:
             case Where(inner, condition):
+                binding = binding_condition(inner, condition)
+                if binding is not None:
+                    return self._pattern(binding, conds, window, ctx)
                 local = conjuncts_by_local(conjuncts(condition), bound_variables(inner))
                 return self._pattern(inner, conds + local, window, ctx)
             case Window(inner, size):

@@ -74,11 +74,12 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
 
     An event binds its variables (never the anonymous ``_``); ``OR`` binds what both sides
     bind; ``CNOT``/``FNOT`` what their left side binds; the other binary operators what either
-    side binds; ``NOT(q).[p1, p2]`` what ``p1`` and ``p2`` bind; ``WHERE`` and windows what their
-    pattern binds; ``EVENT_MULTIPLY`` its pattern's plus the goal's variables; ``p SEQ
-    aggregate(...)`` what ``p`` binds and the result variable; a sliding ``aggregate(...)`` its
-    group (its pattern's variables but the aggregated one) and the result; ``STAR_TIMES``
-    nothing (it may repeat zero times).
+    side binds; ``NOT(q).[p1, p2]`` what ``p1`` and ``p2`` bind; windows what their pattern binds;
+    ``p WHERE c`` what ``p`` binds plus what ``c`` binds (:func:`condition_bindings`; not the
+    ``_Name`` variables, local to ``c``); ``EVENT_MULTIPLY`` its pattern's plus the goal's
+    variables; ``p SEQ aggregate(...)`` what ``p`` binds and the result variable; a sliding
+    ``aggregate(...)`` its group (its pattern's variables but the aggregated one) and the
+    result; ``STAR_TIMES`` nothing (it may repeat zero times).
 
     Args:
         pattern: an event pattern.
@@ -105,7 +106,11 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
             return bound_variables(left) | bound_variables(right)
         case Not(_, left, right):
             return bound_variables(left) | bound_variables(right)
-        case Where(inner) | Window(inner):
+        case Where(inner, condition):
+            inner_bound = bound_variables(inner)
+            binds, _ = condition_bindings(condition, inner_bound)
+            return inner_bound | {name for name in binds if not name.startswith("_")}
+        case Window(inner):
             return bound_variables(inner)
         case Multiply(inner, goal):
             return bound_variables(inner) | frozenset(
@@ -115,6 +120,79 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
             group = group_variables(aggregate, bound_variables(inner))
             return frozenset({*group, result.name})
     raise TypeError(f"not a pattern: {pattern!r}")
+
+
+#: Goals that test and bind nothing: every variable in them must be bound before them.
+TESTS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not"})
+
+
+def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozenset[str], list[Var]]:
+    """What a WHERE condition binds, read left to right as Prolog runs it, given the
+    variables ``bound`` before it; and the variables it uses before anything binds them.
+
+    A knowledge or static predicate binds its arguments; ``X = t`` binds the variables of one
+    side when the other side's are bound (two compounds of the same functor: argument by
+    argument); ``X is E`` binds X and needs E's variables; comparisons, ``\\+`` and ``not``
+    bind nothing and need their variables; ``A ; B`` binds what both branches bind. ``_`` and
+    ``_Name`` variables never count as used unbound.
+
+    Args:
+        condition: the condition term.
+        bound: the variables bound before it (by the pattern).
+    Returns:
+        The variables bound after it (``bound`` included), and the variables used unbound.
+
+    >>> from reasoner.language.parser import parse
+    >>> rule = parse("c(S, R) <- a(S, T) WHERE (region(S, R), T > R, U < 1).").event_rules[0]
+    >>> binds, unbound = condition_bindings(rule.body.condition, frozenset({"S", "T"}))
+    >>> sorted(binds), [v.name for v in unbound]
+    (['R', 'S', 'T'], ['U'])
+    """
+    unbound: list[Var] = []
+    return _binds(condition, bound, unbound), unbound
+
+
+def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[str]:
+    def names(term: Term) -> frozenset[str]:
+        return frozenset(v.name for v in term_variables(term) if v.name != "_")
+
+    def need(*terms: Term) -> None:
+        for term in terms:
+            for var in term_variables(term):
+                if not var.name.startswith("_") and var.name not in bound:
+                    unbound.append(var)
+
+    match goal:
+        case Compound(",", (first, second)):
+            return _binds(second, _binds(first, bound, unbound), unbound)
+        case Compound(";", (Compound("->", (test, then)), otherwise)):
+            taken = _binds(then, _binds(test, bound, unbound), unbound)
+            return taken & _binds(otherwise, bound, unbound)
+        case Compound(";", (first, second)):
+            return _binds(first, bound, unbound) & _binds(second, bound, unbound)
+        case Compound("->", (test, then)):
+            return _binds(then, _binds(test, bound, unbound), unbound)
+        case Compound(functor, args) if functor in TESTS:
+            need(*args)
+            return bound
+        case Compound("is", (target, expression)):
+            need(expression)
+            return bound | names(target)
+        case Compound("=", (Compound(f, left), Compound(g, right))) if (f, len(left)) == (
+            g,
+            len(right),
+        ):
+            for a, b in zip(left, right, strict=True):
+                bound = _binds(Compound("=", (a, b)), bound, unbound)
+            return bound
+        case Compound("=", (left, right)):
+            if names(left) <= bound or names(right) <= bound:
+                return bound | names(left) | names(right)
+            need(left, right)
+            return bound
+        case Compound(_, args):
+            return bound | names(goal)
+    return bound
 
 
 def check(program: Program) -> list[Diagnostic]:
@@ -208,13 +286,12 @@ def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Ite
     span = p.span or where
     match p:
         case Where(inner, condition):
-            bound = bound_variables(inner)
+            _, unbound = condition_bindings(condition, bound_variables(inner))
             reported: set[str] = set()
-            for var in term_variables(condition):
-                name = var.name
-                if not name.startswith("_") and name not in bound and name not in reported:
-                    reported.add(name)
-                    yield (f"unbound variable '{name}' in WHERE", var.span or span, "error")
+            for var in unbound:
+                if var.name not in reported:
+                    reported.add(var.name)
+                    yield (f"unbound variable '{var.name}' in WHERE", var.span or span, "error")
             yield from _pattern_problems(inner, span, False)
         case Window(inner, size):
             if not _positive(Number(size)):

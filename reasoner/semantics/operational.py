@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reasoner.compiler.binarize import binding_condition
 from reasoner.compiler.disjunction import alternatives
 from reasoner.errors import EngineError
 from reasoner.knowledge.base import Knowledge
@@ -449,6 +450,8 @@ class _Builder:
 
     def build(self, p: Pattern, scope: _Scope) -> _Node:
         match p:
+            case Where(inner, condition) if binding := binding_condition(inner, condition):
+                return self.build(binding, scope)
             case Where(inner, condition):
                 bound = bound_variables(inner)
                 conjuncts = list(scope.conjuncts)

@@ -55,12 +55,25 @@ def _where(p: Pattern) -> st.SearchStrategy[Pattern]:
     bound = sorted(bound_variables(p))
     if not bound:
         return st.just(p)
-    return st.builds(
+    test = st.builds(
         lambda v, op, n: Where(p, Compound(op, (Var(v), Number(n)))),
         st.sampled_from(bound),
         st.sampled_from(["<", ">=", "=:=", "=\\="]),
         st.integers(0, 2),
     )
+    # Z = v + n, or Z = n (a test when p binds Z already)
+    binding = st.builds(
+        lambda v, n, arithmetic: Where(
+            p,
+            Compound("is", (Var("Z"), Compound("+", (Var(v), Number(n)))))
+            if arithmetic
+            else Compound("=", (Var("Z"), Number(n))),
+        ),
+        st.sampled_from(bound),
+        st.integers(0, 1),
+        st.booleans(),
+    )
+    return st.one_of(test, test, binding)
 
 
 patterns = st.recursive(atoms, _extend, max_leaves=5)
