@@ -302,7 +302,8 @@ class Engine:
                     self._nodes[start].connect(node.start_in, rank[(spec.id, 1)])
                 case Expand():
                     goal = compile_goal(spec.goal, prefixes)
-                    inputs = self._specs[spec.input].variables
+                    # the input's values under this node's names (a shared input has its own)
+                    inputs = spec.variables[: len(self._specs[spec.input].variables)]
                     node = ExpandNode(spec.id, rt, goal, inputs, spec.variables)
                     self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
             node.horizon = horizon.get(spec.id)

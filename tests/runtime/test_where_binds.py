@@ -75,3 +75,9 @@ def test_a_variable_compared_before_anything_binds_it_is_an_error() -> None:
     with pytest.raises(RuleCompileError) as info:
         Engine("c(X, Y) <- a(X) WHERE (Y < X, Y is X - 1).")
     assert "unbound variable 'Y' in WHERE" in str(info.value)
+
+
+def test_a_binding_condition_over_an_event_another_rule_names_differently() -> None:
+    # b(X) and b(Y) are one shared source; the condition must read b's value as Y.
+    engine = Engine("d(X) <- a(X) SEQ b(X).\ne(Y, Z) <- b(Y) WHERE Z is Y + 1.")
+    assert _found(engine, [Event.at("b", (1,), 0)]) == [("e", 1, 2, 0, 0)]
