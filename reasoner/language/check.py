@@ -282,9 +282,20 @@ def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:
                 )
 
 
+#: ETALIS's goals inside patterns, which would otherwise read as events that never occur.
+PATTERN_GOALS = frozenset({("prolog", 1), ("check", 1)})
+
+
 def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:
     span = p.span or where
     match p:
+        case EventAtom(name, args) if (name, len(args)) in PATTERN_GOALS:
+            yield (
+                f"ETALIS's {name}(Goal) inside an event pattern is not supported: "
+                "test the goal with WHERE (pattern WHERE Goal)",
+                span,
+                "error",
+            )
         case Where(inner, condition):
             _, unbound = condition_bindings(condition, bound_variables(inner))
             reported: set[str] = set()

@@ -98,6 +98,13 @@ COMPILE = [
     ("d(X) <- a(X) WHERE Z > 1.", 1, 20, "unbound variable 'Z' in WHERE"),
     ("d <- a(X) OR b(Y) WHERE X =:= 1.", 1, 25, "unbound variable 'X' in WHERE"),
     ("d <- a(X) WHERE (Y < X, Y is X - 1).", 1, 18, "unbound variable 'Y' in WHERE"),
+    (
+        "d(X) <- a(X) SEQ prolog(X > 1).",
+        1,
+        18,
+        "ETALIS's prolog(Goal) inside an event pattern is not supported: test the goal with "
+        "WHERE (pattern WHERE Goal)",
+    ),
     ("d(Y) <- a(X) CNOT b(Y).", 1, 3, "unbound variable 'Y' in the rule head"),
     ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
     ("f <- a STAR_TIMES.", 1, 6, "STAR_TIMES may only be the right operand of SEQ"),
