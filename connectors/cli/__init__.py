@@ -4,7 +4,10 @@ Each sub-command module (``check``, ``run``, ``serve``, ``knowledge``, ``mesowes
 ``register(subparsers)``, which adds its parser and sets ``handler(args) -> int``. Modules
 import only light modules at the top (argparse, :mod:`reasoner.modes`, settings); a handler
 imports the parser, store, Spark or plotting code when it runs, so ``reasoner --help`` loads
-none of them. A new sub-command is a new module here plus one entry in :data:`COMMANDS`.
+none of them. When the arguments name a sub-command, only that sub-command's module is
+imported (``reasoner run`` does not load the MesoWest or Spark modules its neighbours'
+defaults come from). A new sub-command is a new module here plus one entry in
+:data:`COMMANDS`.
 
 One convention for every command:
 
@@ -19,24 +22,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from importlib import import_module
 
-from connectors.cli import check, knowledge, mesowest, run, serve
 from reasoner.errors import ReasonerError
 
-#: The ``register(subparsers)`` functions of every sub-command, in help order.
-COMMANDS: tuple[Callable[[Any], None], ...] = (
-    check.register,
-    run.register,
-    serve.register,
-    knowledge.register,
-    mesowest.register,
-)
+#: Every sub-command's name and the module whose ``register(subparsers)`` adds it, in help order.
+COMMANDS: dict[str, str] = {
+    "check": "connectors.cli.check",
+    "run": "connectors.cli.run",
+    "serve": "connectors.cli.serve",
+    "knowledge": "connectors.cli.knowledge",
+    "mesowest": "connectors.cli.mesowest",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every registered sub-command.
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every registered sub-command, or with one.
+
+    Args:
+        command: a sub-command's name: only its module is imported and registered
+            (default: every sub-command, for help and usage errors).
 
     Returns:
         The parser.
@@ -50,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in COMMANDS:
-        register(subparsers)
+    for name, module in COMMANDS.items():
+        if command is None or name == command:
+            import_module(module).register(subparsers)
     return parser
 
 
@@ -67,8 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["check", "rules/stock_ticker.event"])  # doctest: +SKIP
     0
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    named = arguments[0] if arguments and arguments[0] in COMMANDS else None
+    parser = build_parser(named)
+    args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -84,3 +84,27 @@ def test_a_run_over_json_lines_imports_the_rule_parser_only(tmp_path: Path) -> N
     heavy = ",".join((*HEAVY, "reasoner.runtime.parallel", "multiprocessing"))
     found = _probe_with(heavy, "run", "rules/stock_ticker.event", "--events", str(empty))
     assert found["heavy"] == ["lark"]
+
+
+def test_a_run_imports_no_other_sub_command(tmp_path: Path) -> None:
+    # Only the named sub-command's module is registered: the MesoWest and Spark modules that
+    # the `mesowest` and `knowledge` commands take their defaults from stay unloaded.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    probe = (
+        "import json, sys\n"
+        "from connectors.cli import main\n"
+        "status = main(['run', 'rules/stock_ticker.event', '--events', sys.argv[1]])\n"
+        "names = ('connectors.cli.', 'connectors.mesowest', 'connectors.spark')\n"
+        "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith(names))]))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(empty)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
+    assert json.loads(out.stdout) == [0, ["connectors.cli.run"]]
