@@ -114,7 +114,7 @@ def _add_blizzard(commands: Any) -> None:
         type=Path,
         action="append",
         metavar="FILE",
-        help="a MesoWest CSV export (repeatable; default: data/mesowest/sample/*.csv)",
+        help="a MesoWest CSV export (repeatable; default: the shipped sample)",
     )
     blizzard.add_argument(
         "--definition",
@@ -123,7 +123,7 @@ def _add_blizzard(commands: Any) -> None:
         help="blizzard conditions",
     )
     blizzard.add_argument(
-        "--out", type=Path, help="output folder (default: out/blizzard in the repository)"
+        "--out", type=Path, help="output folder (default: out/blizzard)"
     )
     blizzard.add_argument("--store", type=Path, help="knowledge store (default: OUT/knowledge)")
     blizzard.add_argument(

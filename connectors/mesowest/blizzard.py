@@ -10,7 +10,7 @@ blizzard definition, and writes to the output folder:
 * ``map.png`` and ``timeline.png``: see :mod:`connectors.mesowest.plots`.
 
 Defaults replay the shipped sample (``data/mesowest/sample``: a blizzard over KOGD, KSLC and
-KEVW on 2021-01-11) under the NOAA definition into the repository's ``out/blizzard``.
+KEVW on 2021-01-11) under the NOAA definition into ``out/blizzard`` in the current directory.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from connectors.mesowest.replay import Replay, replay
 from connectors.mesowest.rules import DEFAULT_DEFINITION, blizzard_program
 from connectors.mesowest.station import Station
 from connectors.mesowest.tables import PlaceRow, place_rows, report
+from connectors.shipped import shipped
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
 from reasoner.errors import ReasonerError
 from reasoner.server.config import LOOPBACK
 
-_ROOT = Path(__file__).resolve().parents[2]
 #: The shipped sample: six stations, three days, one blizzard on 2021-01-11.
-SAMPLE = _ROOT / "data" / "mesowest" / "sample"
-#: Where results go by default (``out/`` is not versioned).
-DEFAULT_OUT = _ROOT / "out" / "blizzard"
+SAMPLE = shipped("data", "mesowest", "sample")
+#: Where results go by default: ``out/blizzard`` in the current directory.
+DEFAULT_OUT = Path("out", "blizzard")
 #: What ``detections.jsonl`` keeps (settlings are only counted, in the tables).
 WRITTEN = ("blizzardWarning", "blizzardArea", "blizzardPlace")
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from connectors.mesowest.rules import blizzard_program
 from connectors.mesowest.station import Station
+from connectors.shipped import shipped
 from connectors.spark.build import (
     DEFAULT_NEIGHBOUR_KM,
     DEFAULT_RADIUS_KM,
@@ -38,9 +39,9 @@ from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 
 #: The GeoNames sample shipped with the repository (cities of UT, CO, WY, ID, MT).
-SHIPPED_GEONAMES = (
-    Path(__file__).resolve().parents[2] / "data" / "geonames" / "US-mountain-cities15000.txt"
-)
+SHIPPED_GEONAMES = shipped("data", "geonames", "US-mountain-cities15000.txt")
+#: The weather ontology the station descriptions use (stations, sensors, observations).
+SHIPPED_ONTOLOGY = shipped("ontologies", "weather.ttl")
 _METRES_PER_FOOT = 0.3048
 
 
@@ -88,6 +89,7 @@ def prepare_knowledge(
     stations: Sequence[Station],
     *,
     geonames: Sequence[str | Path] = (SHIPPED_GEONAMES,),
+    ontologies: Sequence[str | Path] = (SHIPPED_ONTOLOGY,),
     radius_km: float = DEFAULT_RADIUS_KM,
     neighbour_km: float = DEFAULT_NEIGHBOUR_KM,
     log: Callable[[str], None] | None = None,
@@ -99,6 +101,7 @@ def prepare_knowledge(
             ``<name>-stations.csv`` (the build manifest refers to it).
         stations: the stations of the replayed files.
         geonames: GeoNames dumps for the places near stations.
+        ontologies: ontology files loaded with the stations (their RDFS closure is built too).
         radius_km: the located-near radius of places around stations.
         neighbour_km: the distance within which stations are neighbours (``er:nearStation``).
         log: receives progress lines (default: standard error).
@@ -116,6 +119,7 @@ def prepare_knowledge(
     target.parent.mkdir(parents=True, exist_ok=True)
     table = write_station_table(stations, target.with_name(f"{target.name}-stations.csv"))
     config = BuildConfig(
+        ontologies=tuple(str(Path(o).absolute()) for o in ontologies),
         stations=(str(table),),
         geonames=tuple(str(Path(g).absolute()) for g in geonames),
         radius_km=radius_km,

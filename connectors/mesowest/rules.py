@@ -8,12 +8,11 @@ seed's: wind >= 15 mph, visibility < 1/4 mile, no snow needed).
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from connectors.shipped import shipped
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program
 
-_RULES = Path(__file__).resolve().parents[2] / "rules"
+_RULES = shipped("rules")
 #: The blizzard patterns.
 BLIZZARD_RULES = _RULES / "blizzard.event"
 #: Definition name -> the file defining ``blizzard_conditions/3``.

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connectors.events.rejects import InputFormatError
+from connectors.shipped import shipped
 
 #: The shipped table of real stations in the US mountain states (see data/mesowest/README.md).
-SHIPPED_STATIONS = Path(__file__).resolve().parents[2] / "data" / "mesowest" / "stations.csv"
+SHIPPED_STATIONS = shipped("data", "mesowest", "stations.csv")
 
 
 @dataclass(frozen=True, slots=True)

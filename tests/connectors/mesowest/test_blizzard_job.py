@@ -8,6 +8,7 @@ import pytest
 from connectors.cli import main
 from connectors.mesowest.blizzard import BlizzardJob, run_blizzard, stations_of
 from connectors.mesowest.knowledge import open_knowledge, prepare_knowledge
+from connectors.spark.build import read_manifest
 from reasoner.errors import KnowledgeError
 
 STATIONS = """\
@@ -140,3 +141,18 @@ def test_serving_options_are_checked_before_any_work(
     assert main(["mesowest", "blizzard", "--out", str(tmp_path), *extra]) == 1
     assert capsys.readouterr().err.strip() == message
     assert list(tmp_path.iterdir()) == []  # nothing built, nothing written
+
+
+def test_the_job_loads_the_weather_ontology_and_its_closure(sample_store: Path) -> None:
+    import rdflib
+
+    ontology = rdflib.Graph().parse(Path(__file__).parents[3] / "ontologies" / "weather.ttl")
+    stages = {s["name"]: s["triples"] for s in read_manifest(sample_store)["stages"]}
+    assert stages["ontologies"] == len(ontology)
+    inferred = "".join(p.read_text() for p in (sample_store / "parts" / "inferred").glob("*.nt"))
+    # wt:Diablo < wt:WindObservation < wt:WeatherObservation < sosa:Observation
+    assert (
+        "<http://etalis.example.org/ontology/weather#Diablo> "
+        "<http://www.w3.org/2000/01/rdf-schema#subClassOf> "
+        "<http://www.w3.org/ns/sosa/Observation> ."
+    ) in inferred
