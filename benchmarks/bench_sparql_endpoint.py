@@ -38,7 +38,7 @@ QUERY = (
 
 def build_store(path: Path, stations: int) -> None:
     """Write a small weather-station store (one temperature per station) to ``path``."""
-    store = Store(path)
+    store = Store(path, create=True)
     rows = "".join(
         f"<http://ex.org/station/{i}> <http://ex.org/temperature> {i % 40 - 20} .\n"
         for i in range(stations)

@@ -332,7 +332,7 @@ def build_knowledge(
         total = sum(s.triples for s in report.stages)
         log(f"load: {total:,} triples into Oxigraph ...")
         started = time.perf_counter()
-        store = Store(staging)
+        store = Store(staging, create=True)
         for stage in STAGES:
             folder = staging / "parts" / stage
             if folder.is_dir() and any(folder.glob("*.nt")):

@@ -214,7 +214,12 @@ class Store:
     """An RDF store in memory or on disk.
 
     Args:
-        path: a directory for an on-disk store (created if missing), or None for memory.
+        path: the directory of an on-disk store, or None for memory.
+        create: make the store when ``path`` does not hold one yet (only builds do: a
+            mistyped path must not become an empty store that answers nothing).
+    Raises:
+        KnowledgeError: ``path`` is missing or empty and ``create`` is False, or cannot be
+            opened.
 
     >>> s = Store()
     >>> s.load_text('<http://e/a> <http://e/p> "1"^^<http://www.w3.org/2001/XMLSchema#int> .',
@@ -223,8 +228,13 @@ class Store:
     [(IRI(value='http://e/a'), IRI(value='http://e/p'), 1)]
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = False) -> None:
         self.path = None if path is None else Path(path)
+        if self.path is not None and not create and not _holds_files(self.path):
+            raise KnowledgeError(
+                f"{path}: no knowledge store there (`reasoner knowledge build --out {path}` "
+                "builds one)"
+            )
         try:
             self._store = ox.Store(None if path is None else str(path))
         except OSError as e:
@@ -569,3 +579,7 @@ def _format(name: str, where: object) -> ox.RdfFormat:
 
 def _graph(graph: str | None) -> ox.NamedNode | ox.DefaultGraph:
     return ox.DefaultGraph() if graph is None else ox.NamedNode(graph)
+
+
+def _holds_files(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.iterdir())

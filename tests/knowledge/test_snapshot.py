@@ -6,6 +6,7 @@ import pytest
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge import INFERRED_GRAPH, KnowledgeBase
 from reasoner.knowledge.goals import compile_goal
+from reasoner.knowledge.store import Store
 from reasoner.language.ast import (
     Atom,
     Compound,
@@ -207,6 +208,7 @@ def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> 
 
 
 def test_on_disk_store_and_unknown_regime(tmp_path: Path) -> None:
+    Store(tmp_path / "db", create=True).flush()
     kb = KnowledgeBase([EXAMPLES / "enhanced_fire.ttl"], store_path=tmp_path / "db")
     assert kb.store.path == tmp_path / "db" and kb.snapshot().stats["triples"] > 0
     with pytest.raises(KnowledgeError, match="unknown entailment"):

@@ -52,7 +52,7 @@ def test_missing_and_unknown_files(tmp_path: Path) -> None:
 def test_bulk_load_on_disk_persists(tmp_path: Path) -> None:
     data = tmp_path / "part-0000.nt"
     data.write_text("".join(f'<{EX}s{i}> <{EX}p> "{i}" .\n' for i in range(100)))
-    store = Store(tmp_path / "db")
+    store = Store(tmp_path / "db", create=True)
     store.bulk_load(data, "ntriples")
     store.flush()
     del store
@@ -101,3 +101,18 @@ def test_oxigraph_is_the_underlying_store_itself() -> None:
     assert native is store.oxigraph and len(native) == 1
     store.add([(B, P, A)])  # writes through the wrapper are visible through the accessor
     assert bool(native.query(f"ASK {{ GRAPH <{INFERRED_GRAPH}> {{ <{EX}b> ?p ?o }} }}"))
+
+
+def test_only_a_build_creates_a_store(tmp_path: Path) -> None:
+    missing = tmp_path / "typo"
+    with pytest.raises(KnowledgeError, match=f"^{missing}: no knowledge store there"):
+        Store(missing)
+    assert not missing.exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(KnowledgeError, match="empty: no knowledge store there"):
+        Store(tmp_path / "empty")
+    store = Store(missing, create=True)
+    store.load_text(f"<{EX}s> <{EX}p> \"1\" .", "ntriples")
+    store.flush()
+    del store
+    assert len(Store(missing)) == 1

@@ -32,3 +32,15 @@ def test_user_errors_exit_1_with_a_message(
     assert main(["serve", "--port", "0", "--knowledge", str(tmp_path / "missing.ttl")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("reasoner: ") and "no such file or folder" in err
+
+
+def test_a_missing_store_is_an_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "kb-typo"
+    assert main(["serve", "--port", "0", "--store", str(missing)]) == 1
+    assert capsys.readouterr().err == (
+        f"reasoner: {missing}: no knowledge store there "
+        f"(`reasoner knowledge build --out {missing}` builds one)\n"
+    )
+    assert not missing.exists()

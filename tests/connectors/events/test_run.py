@@ -105,3 +105,14 @@ def test_without_provenance_the_rdf_output_has_no_input_events(tmp_path: Path) -
     text = _run(tmp_path, "--output-format", "nquads")
     assert text.count("vocab#Detection>") == len(USED)
     assert "wasDerivedFrom" not in text and "InputEvent" not in text
+
+
+def test_a_missing_store_is_an_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules, events, missing = tmp_path / "fire.event", tmp_path / "fire.jsonl", tmp_path / "kb"
+    rules.write_text(RULES, encoding="utf-8")
+    events.write_text(json.dumps(EVENTS[0]) + "\n", encoding="utf-8")
+    assert main(["run", str(rules), "--events", str(events), "--store", str(missing)]) == 1
+    assert f"reasoner: {missing}: no knowledge store there" in capsys.readouterr().err
+    assert not missing.exists()
