@@ -63,6 +63,18 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--workers", type=int, default=defaults.query_workers, help="queries evaluated at once"
     )
+    p.add_argument(
+        "--read-timeout",
+        type=float,
+        default=defaults.read_timeout_s,
+        metavar="SECONDS",
+        help="drop a client that sends nothing for this long (a short body gets 408)",
+    )
+    p.add_argument(
+        "--allow-service",
+        action="store_true",
+        help="evaluate SERVICE patterns (federated queries send requests to other servers)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -90,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         max_result_bytes=args.max_result_bytes,
         max_request_bytes=args.max_request_bytes,
         query_workers=args.workers,
+        read_timeout_s=args.read_timeout,
+        allow_service=args.allow_service,
     )
     store = Store(args.store)
     if args.knowledge:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Generator, Iterable, Mapping
@@ -43,6 +44,7 @@ from reasoner.server.protocol import (
     QueryOperation,
     UpdateOperation,
     parse_operation,
+    uses_service,
 )
 from reasoner.server.service import service_description
 
@@ -120,7 +122,7 @@ class SparqlServer:
         if self._httpd is None:
             handler = type("Handler", (_Handler,), {"endpoint": self})
             try:
-                self._httpd = ThreadingHTTPServer((self.config.host, self.config.port), handler)
+                self._httpd = _HTTPServer((self.config.host, self.config.port), handler)
             except OSError as e:
                 where = f"{self.config.host}:{self.config.port}"
                 raise ReasonerError(f"cannot listen on {where}: {e.strerror or e}") from e
@@ -299,6 +301,12 @@ class SparqlServer:
                 404, f"no resource at {url.path}; the endpoint is /sparql, the pages / and /live"
             )
         operation = parse_operation(method, url.query, headers.get("Content-Type"), body)
+        if not self.config.allow_service and uses_service(_text(operation)):
+            raise EndpointError(
+                400,
+                "federated queries (SERVICE) are disabled: they would make this server send "
+                "requests to any address; start it with --allow-service to enable them",
+            )
         accept = headers.get("Accept")
         match operation:
             case QueryOperation():
@@ -386,6 +394,15 @@ class SparqlServer:
         return Response(200, json.dumps(report).encode(), {"Content-Type": "application/json"})
 
 
+def _text(operation: QueryOperation | UpdateOperation | DescribeService) -> str:
+    match operation:
+        case QueryOperation():
+            return operation.query
+        case UpdateOperation():
+            return operation.update
+    return ""
+
+
 def _ok(answer: Answer) -> Response:
     return Response(200, answer.body, {"Content-Type": answer.content_type})
 
@@ -396,22 +413,40 @@ def _error(error: EndpointError) -> Response:
     return Response(error.status, body, headers)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    """Connection errors are one log line each: a client that goes away is no server bug."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: tuple[str, int]) -> None:
+        error = sys.exc_info()[1]
+        host, port = client_address[:2]
+        if isinstance(error, OSError):  # reset, broken pipe, timeout
+            log.warning("%s:%s: connection dropped: %s", host, port, error)
+        else:
+            log.exception("%s:%s: request failed", host, port)
+
+
 class _Handler(BaseHTTPRequestHandler):
     """Socket I/O for :class:`SparqlServer` (one instance per connection)."""
 
     endpoint: SparqlServer
     protocol_version = "HTTP/1.1"  # keep-alive: benchmarks and SPARQL clients reuse sockets
     server_version = "reasoner-sparql"
-    timeout = 60  # an idle or stalled client frees its thread after this many seconds
     # Headers and body go out in two writes; with Nagle on, the body waits ~40 ms for the
     # client's delayed ACK (measured: 160 requests/s instead of thousands).
     disable_nagle_algorithm = True
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self._serve("GET")
+    def setup(self) -> None:
+        super().setup()
+        # An idle or stalled client frees its thread after this many seconds.
+        self.connection.settimeout(self.endpoint.config.read_timeout_s)
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        self._serve("POST")
+    def _dispatch(self) -> None:
+        self._serve(self.command)
+
+    # Methods the endpoint knows get their 405 (with Allow) from respond(); others get 501.
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
 
     def _serve(self, method: str) -> None:
         try:
@@ -419,15 +454,23 @@ class _Handler(BaseHTTPRequestHandler):
             response = self.endpoint.respond(method, self.path, self.headers, body)
         except EndpointError as e:
             response = _error(e)
-        self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        if response.stream is not None:
-            self._send_stream(response.stream)
-            return
-        self.send_header("Content-Length", str(len(response.body)))
-        self.end_headers()
-        self.wfile.write(response.body)
+        try:
+            self.send_response(response.status)
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            if response.stream is not None:
+                self._send_stream(response.stream)
+                return
+            self.send_header("Content-Length", str(len(response.body)))
+            self.end_headers()
+            if method != "HEAD":
+                self.wfile.write(response.body)
+        except OSError as e:  # the client went away before its answer
+            self.close_connection = True
+            host, port = self.client_address[:2]
+            log.warning(
+                "%s:%s: client gone before the answer (%s %s): %s", host, port, method, self.path, e
+            )
 
     def _send_stream(self, chunks: Generator[bytes, None, None]) -> None:
         """Send chunks as they come, until the stream ends or the client goes away."""
@@ -459,7 +502,18 @@ class _Handler(BaseHTTPRequestHandler):
         if length > limit:
             self.close_connection = True  # the unread body would poison the connection
             raise EndpointError(413, f"the request body exceeds the limit of {limit} bytes")
-        return self.rfile.read(length)
+        body = bytearray()
+        try:
+            while len(body) < length and (chunk := self.rfile.read1(length - len(body))):
+                body += chunk
+        except TimeoutError:  # the client stalled: answer what it sent so far
+            pass
+        if len(body) < length:
+            self.close_connection = True
+            raise EndpointError(
+                408, f"the body ended after {len(body)} of its {length} bytes (Content-Length)"
+            )
+        return bytes(body)
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s " + format, self.address_string(), *args)

@@ -25,6 +25,10 @@ class EndpointConfig:
         query_workers: queries evaluated at once; more wait their turn (within their time).
         union_default_graph: without ``default-graph-uri`` the default graph is the union of
             all graphs, so plain patterns see inferred triples and detections.
+        read_timeout_s: how long a client may send nothing, inside a request (a body shorter
+            than its Content-Length: 408) or between keep-alive requests, before it is dropped.
+        allow_service: evaluate ``SERVICE`` patterns (federated queries). Off by default: they
+            make the server send requests to any address a client names.
 
     >>> EndpointConfig(port=0).host
     '127.0.0.1'
@@ -38,6 +42,8 @@ class EndpointConfig:
     max_request_bytes: int = 1024 * 1024
     query_workers: int = 8
     union_default_graph: bool = True
+    read_timeout_s: float = 10.0
+    allow_service: bool = False
 
     def __post_init__(self) -> None:
         # Checked here so that a bad CLI flag fails before any socket is opened.
@@ -45,6 +51,7 @@ class EndpointConfig:
             raise ReasonerError(f"port {self.port} is outside 0..65535")
         if self.access_token is not None and len(self.access_token) < 16:
             raise ReasonerError("the access token must be at least 16 characters long")
-        for name in ("query_timeout_s", "max_result_bytes", "max_request_bytes", "query_workers"):
+        limits = ("query_timeout_s", "max_result_bytes", "max_request_bytes", "query_workers")
+        for name in (*limits, "read_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ReasonerError(f"{name} must be positive, got {getattr(self, name)}")

@@ -11,6 +11,7 @@ is testable without a server:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
@@ -19,6 +20,17 @@ from reasoner.server.errors import EndpointError
 _FORM = "application/x-www-form-urlencoded"
 _QUERY = "application/sparql-query"
 _UPDATE = "application/sparql-update"
+# Tokens whose text is no keyword: strings (long and short), IRIs, comments.
+_OPAQUE = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n\r]|\\.)*"'
+    r"|'(?:[^'\\\n\r]|\\.)*'"
+    r'|<[^<>"{}|^`\\\x00-\x20]*>'
+    r"|#[^\n\r]*"
+)
+_SERVICE = re.compile(r"(?<![\w?$:-])SERVICE(?![\w:-])", re.IGNORECASE)
+_CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +151,25 @@ def _update(params: dict[str, list[str]]) -> UpdateOperation:
 def _no_stray_graphs(params: dict[str, list[str]]) -> None:
     if "default-graph-uri" in params or "named-graph-uri" in params:
         raise EndpointError(400, "graph parameters were given without a 'query'")
+
+
+def uses_service(text: str) -> bool:
+    """Whether a query or update asks a remote endpoint (a ``SERVICE`` pattern).
+
+    The keyword is looked for outside strings, IRIs and comments, after the codepoint
+    escapes SPARQL allows anywhere; a prefixed name or variable spelled ``service`` is no
+    keyword. In doubt it answers True: refusing a query is safe, a request sent on a
+    client's behalf is not.
+
+    Args:
+        text: the SPARQL query or update.
+    Returns:
+        True when the text holds the ``SERVICE`` keyword.
+
+    >>> uses_service("SELECT * { SERVICE <http://10.0.0.1/sparql> { ?s ?p ?o } }")
+    True
+    >>> uses_service('SELECT ?service { ?service ex:SERVICE "SERVICE" } # SERVICE')
+    False
+    """
+    unescaped = _CODEPOINT.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+    return _SERVICE.search(_OPAQUE.sub(" ", unescaped)) is not None

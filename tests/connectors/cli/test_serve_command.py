@@ -44,3 +44,9 @@ def test_a_missing_store_is_an_error_naming_it(
         f"(`reasoner knowledge build --out {missing}` builds one)\n"
     )
     assert not missing.exists()
+
+
+def test_federation_and_read_timeout_options() -> None:
+    assert (_parse().allow_service, _parse().read_timeout) == (False, 10.0)
+    args = _parse("--allow-service", "--read-timeout", "2.5")
+    assert (args.allow_service, args.read_timeout) == (True, 2.5)
