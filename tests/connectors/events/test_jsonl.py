@@ -1,5 +1,7 @@
 import io
 import json
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -252,3 +254,20 @@ def test_a_line_that_is_not_utf8_is_rejected_alone_and_a_bom_is_skipped(tmp_path
     events = list(read_jsonl(path, on_reject=rejected.append))
     assert events == [Event("a", (), 1, 1), Event("c\u00e9", (IRI("http://x/\u00e9"),), 3, 3)]
     assert rejected == [Rejected(str(path), 2, "not UTF-8: byte 12 is 0xff (invalid start byte)")]
+
+
+def test_standard_input_gets_the_same_decoding() -> None:
+    script = (
+        "from connectors.events import read_jsonl\n"
+        "print([e.name for e in read_jsonl('-', on_reject=lambda r: print(r))])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=b'\xef\xbb\xbf{"name": "a", "time": 1}\n{"name": "\xfe", "time": 2}\n',
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout.decode().splitlines() == [
+        "<stdin>:2: not UTF-8: byte 11 is 0xfe (invalid start byte)",
+        "['a']",
+    ]
