@@ -7,11 +7,11 @@ needs Python on the request path, and a Python proxy in front of ``oxigraph serv
 no faster than this in-process server while adding a second process whose store cannot be
 written by the engine (``serve-read-only`` must not be opened while another process writes).
 
-Threads: one per connection (``ThreadingHTTPServer``) reads and writes HTTP; queries run in a
-bounded pool so that the waiting connection thread can answer 503 when the time limit passes.
-pyoxigraph releases the GIL while it evaluates, so long queries do not block short ones.
-pyoxigraph cannot cancel an evaluation: a timed-out query stops at its next write of output
-(most queries stream), otherwise it finishes in its pool thread; the pool bounds that waste.
+Threads: one per connection (``ThreadingHTTPServer``) reads and writes HTTP. Each query is
+evaluated in a forked child process (:mod:`reasoner.server.isolate`), at most ``--workers`` at
+once: pyoxigraph cannot cancel an evaluation, but a child can be killed, so a query that runs
+out of time stops consuming CPU when its 503 is sent. ``/health`` answers 503 ``saturated``
+while every worker is busy.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import sys
 import threading
 import time
 from collections.abc import Generator, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +35,7 @@ from reasoner.rdf.detections import DETECTIONS_GRAPH, DetectedEvent, detections_
 from reasoner.server.config import EndpointConfig
 from reasoner.server.errors import EndpointError
 from reasoner.server.execute import Answer, LimitedSink, convert_turtle, evaluate, timeout_error
+from reasoner.server.isolate import run_isolated
 from reasoner.server.live import LiveFeed
 from reasoner.server.pages import PAGES, asset, page_headers
 from reasoner.server.protocol import (
@@ -94,7 +93,10 @@ class SparqlServer:
         self._write_lock = threading.Lock()
         self._published: list[str] = []
         self._published_count = 0
-        self._pool = ThreadPoolExecutor(self.config.query_workers, "sparql-query")
+        # Queries evaluated at once, each in a child process (reasoner.server.isolate).
+        self._slots = threading.BoundedSemaphore(self.config.query_workers)
+        self._running = 0
+        self._running_lock = threading.Lock()
         #: Published detections for the ``/live`` page.
         self.live = LiveFeed(self._current)
         # Each live stream holds a connection thread: as many at once as queries evaluated.
@@ -168,7 +170,6 @@ class SparqlServer:
         if self._httpd is not None:
             self._httpd.server_close()
             self._httpd = None
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> SparqlServer:
         return self
@@ -326,21 +327,25 @@ class SparqlServer:
     def _query(self, operation: QueryOperation, accept: str | None) -> Answer:
         store = self._current().oxigraph  # one version for the whole request
         timeout = self.config.query_timeout_s
-        sink = LimitedSink(self.config.max_result_bytes, time.monotonic() + timeout, timeout)
-        future = self._pool.submit(
-            evaluate,
-            store,
-            operation,
-            accept,
-            sink,
-            union_default_graph=self.config.union_default_graph,
-        )
+        deadline = time.monotonic() + timeout
+        sink = LimitedSink(self.config.max_result_bytes, deadline, timeout)
+        union = self.config.union_default_graph
+        # Queries beyond --workers wait for a slot, within their own time limit.
+        if not self._slots.acquire(timeout=timeout):
+            raise timeout_error(timeout)
+        with self._running_lock:
+            self._running += 1
         try:
-            return future.result(timeout=timeout)
-        except FutureTimeout:
-            future.cancel()  # still queued: never starts
-            sink.cancelled.set()  # streaming: stops at its next write
+            return run_isolated(
+                lambda: evaluate(store, operation, accept, sink, union_default_graph=union),
+                deadline,
+            )
+        except TimeoutError:
             raise timeout_error(timeout) from None
+        finally:
+            with self._running_lock:
+                self._running -= 1
+            self._slots.release()
 
     def _authorize(self, authorization: str | None) -> None:
         token = self.config.access_token
@@ -386,12 +391,17 @@ class SparqlServer:
         return Response(200, headers=headers, stream=stream())
 
     def _health(self) -> Response:
+        workers = self.config.query_workers
+        saturated = self._running >= workers
         report = {
-            "status": "ok",
+            "status": "saturated" if saturated else "ok",
             "updates": self.config.access_token is not None,
             "detections": self._published_count,
+            "queries_running": self._running,
+            "workers": workers,
         }
-        return Response(200, json.dumps(report).encode(), {"Content-Type": "application/json"})
+        headers = {"Content-Type": "application/json"}
+        return Response(503 if saturated else 200, json.dumps(report).encode(), headers)
 
 
 def _text(operation: QueryOperation | UpdateOperation | DescribeService) -> str:

@@ -181,7 +181,13 @@ def test_service_description_and_health(serve: Callable[..., SparqlServer]) -> N
         URIRef(sd + "SPARQL11Update"),
     ) in description
     status, _, body = curl(server.url.replace("/sparql", "/health"))
-    assert status == 200 and json.loads(body) == {"status": "ok", "updates": True, "detections": 0}
+    assert status == 200 and json.loads(body) == {
+        "status": "ok",
+        "updates": True,
+        "detections": 0,
+        "queries_running": 0,
+        "workers": 8,
+    }
 
 
 def test_unknown_path_and_unacceptable_format(server: SparqlServer) -> None:

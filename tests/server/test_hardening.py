@@ -3,14 +3,18 @@ queries, early disconnects, short bodies and unknown methods."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import http.server
+import json
 import logging
+import os
 import socket
 import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -142,3 +146,71 @@ def test_other_methods_get_405_with_allow(
     assert (response.status, response.getheader("Allow")) == (405, allow)
     assert response.getheader("Content-Type") == "text/plain; charset=utf-8"
     assert body == b"" if method == "HEAD" else body.endswith(b"\n") and b"<html" not in body
+
+
+# 40^5 rows counted: no output until the end, so nothing but ending the evaluation stops it.
+COUNT_HUGE = HUGE.replace("SELECT *", "SELECT (COUNT(*) AS ?n)")
+
+
+def _ask_in_background(server: SparqlServer, query: str) -> tuple[threading.Thread, list[int]]:
+    statuses: list[int] = []
+
+    def ask() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        connection.request("GET", "/sparql?query=" + quote(query))
+        statuses.append(connection.getresponse().status)
+        connection.close()
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    return thread, statuses
+
+
+def _evaluating_children() -> list[int]:
+    """Child processes running this interpreter (the endpoint's query workers)."""
+    me = os.readlink("/proc/self/exe")
+    found = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/exe") == me:
+                    found.append(int(pid))
+    return found
+
+
+def _wait_for(condition: Callable[[], object]) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
+
+
+def test_a_timed_out_query_is_ended_not_left_running(serve: Callable[..., SparqlServer]) -> None:
+    server = serve(query_timeout_s=1.0, query_workers=1)
+    thread, statuses = _ask_in_background(server, COUNT_HUGE)
+    _wait_for(_evaluating_children)
+    [worker] = _evaluating_children()
+    thread.join()
+    assert statuses == [503]
+    assert not Path(f"/proc/{worker}").exists()  # killed and reaped before the 503 was sent
+    assert _evaluating_children() == []
+    assert curl(server.url + "?query=" + quote("ASK {}"))[0] == 200
+
+
+def test_health_reports_saturation(serve: Callable[..., SparqlServer]) -> None:
+    server = serve(query_timeout_s=1.0, query_workers=1)
+    health = server.url.replace("/sparql", "/health")
+    thread, statuses = _ask_in_background(server, COUNT_HUGE)
+    _wait_for(lambda: curl(health)[0] == 503)
+    status, _, body = curl(health)
+    assert status == 503 and json.loads(body) == {
+        "status": "saturated",
+        "updates": False,
+        "detections": 0,
+        "queries_running": 1,
+        "workers": 1,
+    }
+    thread.join()
+    assert statuses == [503]
+    status, _, body = curl(health)
+    assert status == 200 and json.loads(body)["status"] == "ok"
