@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reasoner.errors import ReasonerError
+from reasoner.modes import REGIMES
 from reasoner.server.config import EndpointConfig
 
 #: The environment variable that may hold the access token (keeps it out of ``ps``).
@@ -46,6 +47,12 @@ def register(subparsers: Any) -> None:
         type=Path,
         nargs="+",
         help="RDF files or folders loaded into an in-memory store",
+    )
+    p.add_argument(
+        "--entailment",
+        choices=REGIMES,
+        default="rdfs",
+        help="entailment applied to the knowledge, as by reasoner run (default: rdfs)",
     )
     p.add_argument("--host", default=defaults.host, help="interface to bind (default loopback)")
     p.add_argument("--port", type=int, default=defaults.port, help="TCP port (0: any free one)")
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     >>> run(parser.parse_args(["serve", "--store", "kb"]))  # doctest: +SKIP
     0
     """
-    from reasoner.knowledge.store import Store
+    from reasoner.knowledge.snapshot import KnowledgeBase
     from reasoner.server.app import SparqlServer
 
     config = EndpointConfig(
@@ -105,10 +112,11 @@ def run(args: argparse.Namespace) -> int:
         read_timeout_s=args.read_timeout,
         allow_service=args.allow_service,
     )
-    store = Store(args.store)
-    if args.knowledge:
-        store.load(args.knowledge)
-    server = SparqlServer(store, config).bind()
+    # What `reasoner run` reads, so plain patterns see the same inferred triples.
+    knowledge = KnowledgeBase(
+        args.knowledge or (), store_path=args.store, entailment=args.entailment
+    )
+    server = SparqlServer(knowledge, config).bind()
     mode = "read-write with the access token" if config.access_token else "read-only"
     print(
         f"SPARQL endpoint at {server.url} ({mode}), query page {server.page_url()}; "

@@ -1,5 +1,11 @@
 import argparse
+import json
+import signal
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -50,3 +56,40 @@ def test_federation_and_read_timeout_options() -> None:
     assert (_parse().allow_service, _parse().read_timeout) == (False, 10.0)
     args = _parse("--allow-service", "--read-timeout", "2.5")
     assert (args.allow_service, args.read_timeout) == (True, 2.5)
+
+
+def _serve_and_ask(tmp_path: Path, ask: str, *options: str) -> str:
+    """Start `reasoner serve --port 0` on the shipped weather ontology and one observation
+    typed wt:Diablo, ask one query, stop the server; the answer body."""
+    data = tmp_path / "obs.ttl"
+    data.write_text(
+        "@prefix wt: <http://etalis.example.org/ontology/weather#> .\n"
+        "<http://ex.org/obs1> a wt:Diablo .\n"
+    )
+    ontology = Path(__file__).parents[3] / "ontologies" / "weather.ttl"
+    argv = ["serve", "--port", "0", "--knowledge", str(ontology), str(data), *options]
+    command = [sys.executable, "-m", "connectors.cli", *argv]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stderr is not None
+            line = server.stderr.readline()
+            while not line.startswith("SPARQL endpoint at "):
+                assert line, "the server exited before it listened"
+                line = server.stderr.readline()
+            url = line.split()[3]
+            with urllib.request.urlopen(url + "?query=" + quote(ask), timeout=30) as answer:
+                return str(answer.read().decode())
+        finally:
+            server.send_signal(signal.SIGINT)
+            assert server.wait(timeout=30) == 0
+
+
+ASK_WIND = (
+    "ASK { <http://ex.org/obs1> a <http://etalis.example.org/ontology/weather#WindObservation> }"
+)
+
+
+def test_serve_applies_the_entailment_run_applies_by_default(tmp_path: Path) -> None:
+    assert json.loads(_serve_and_ask(tmp_path, ASK_WIND)) == {"head": {}, "boolean": True}
+    none = _serve_and_ask(tmp_path, ASK_WIND, "--entailment", "none")
+    assert json.loads(none) == {"head": {}, "boolean": False}
