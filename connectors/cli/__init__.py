@@ -13,7 +13,9 @@ One convention for every command:
 
 * exit status 0: done; 1: an error, reported on standard error as ``reasoner: message``
   (rule diagnostics as ``file:line:col: message`` with the source line and a caret);
-  2: a usage error (argparse's message, or no command given);
+  2: a usage error (argparse's message, or no command given); 130: interrupted (Ctrl-C;
+  ``run`` first prints the summary of what it processed); 141: the reader of standard output
+  went away (``| head``), as for a process ended by SIGPIPE;
 * handlers raise :class:`~reasoner.errors.ReasonerError` (or let an ``OSError`` through) for
   an error; :func:`main` reports it, so no handler prints its own error prefix.
 """
@@ -21,6 +23,7 @@ One convention for every command:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -53,7 +56,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reasoner",
         description="Knowledge-rich stream reasoning over RDF with the ETALIS Language for Events.",
-        epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error.",
+        epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error, "
+        "130 interrupted (Ctrl-C), 141 standard output closed early (| head).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():
@@ -84,6 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(handler(args))
+    except BrokenPipeError:
+        # Nothing more can reach the reader; keep the interpreter's last flush quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("reasoner: standard output closed early (broken pipe)", file=sys.stderr)
+        return 141
+    except KeyboardInterrupt:
+        print("reasoner: interrupted", file=sys.stderr)
+        return 130
     except (ReasonerError, OSError) as exc:
         print(f"reasoner: {exc}", file=sys.stderr)
         return 1

@@ -225,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
     Args:
         args: the parsed ``run`` options.
     Returns:
-        0; an error raises :class:`ReasonerError` (exit status 1).
+        0; 130 when interrupted (Ctrl-C) after writing what was derived and the summary; an
+        error raises :class:`ReasonerError` (exit status 1).
 
     >>> parser = argparse.ArgumentParser()
     >>> register(parser.add_subparsers())
@@ -275,67 +276,80 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped {item}", file=sys.stderr)
 
     only = set(args.only or ())
-    with ExitStack() as stack:
-        if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
-            stack.enter_context(engine)  # type: ignore[arg-type]
-        # Entered first, so closed last: the output is complete while --keep-serving waits.
-        publish = stack.enter_context(
-            detections_endpoint(
-                args.serve,
-                kb,
-                keep_serving=args.keep_serving,
-                style=style,
-                host=args.host or LOOPBACK,
+    interrupted = False
+    try:
+        with ExitStack() as stack:
+            if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
+                stack.enter_context(engine)  # type: ignore[arg-type]
+            # Entered first, so closed last: the output is complete while --keep-serving waits.
+            publish = stack.enter_context(
+                detections_endpoint(
+                    args.serve,
+                    kb,
+                    keep_serving=args.keep_serving,
+                    style=style,
+                    host=args.host or LOOPBACK,
+                )
             )
-        )
-        out: TextIO = (
-            sys.stdout
-            if args.output == "-"
-            else stack.enter_context(
-                open(args.output, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
+            out: TextIO = (
+                sys.stdout
+                if args.output == "-"
+                else stack.enter_context(
+                    open(args.output, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
+                )
             )
-        )
-        writer = _writer(args.output_format, out, style)
-        refresher = None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
-        rdf = _rdf_options(args, program)
-        paths = args.events or ["-"]
-        from reasoner.compiler.partition import event_arities
+            writer = _writer(args.output_format, out, style)
+            refresher = (
+                None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
+            )
+            rdf = _rdf_options(args, program)
+            paths = args.events or ["-"]
+            from reasoner.compiler.partition import event_arities
 
-        arities = event_arities(program)
-        streams = [_read(path, args.format, style, on_reject, rdf, arities) for path in paths]
-        # Detections are written a batch at a time, unless someone may be waiting for them.
-        live = out.isatty() or "-" in paths
-        batch, pending = (1 if live else 1024), []
-        push = engine.push
-        events = merge_streams(*streams)
-        if args.speed is not None:
-            events = paced(events, args.speed)
-        for event in events:
-            position += 1
-            if position <= skip:
-                continue
-            if refresher is not None:
-                refresher.poll(engine)  # type: ignore[arg-type]
+            arities = event_arities(program)
+            streams = [_read(path, args.format, style, on_reject, rdf, arities) for path in paths]
+            # Detections are written a batch at a time, unless someone may be waiting for them.
+            live = out.isatty() or "-" in paths
+            batch, pending = (1 if live else 1024), []
+            push = engine.push
+            events = merge_streams(*streams)
+            if args.speed is not None:
+                events = paced(events, args.speed)
             try:
-                detections = push(event)
-            except EventError as error:
-                counts["refused"] += 1
-                print(f"skipped event: {error}", file=sys.stderr)
-                detections = []
-            if detections:
-                publish(detections)
-                pending += detections
-                if len(pending) >= batch:
-                    counts["written"] += _write(writer, pending, only)
-                    pending = []
-            if checkpoints is not None and checkpoints.due():
-                counts["written"] += _write(writer, pending, only)
-                pending = []
-                checkpoints.save(engine.snapshot(), position, out, counts)
-        final = engine.flush()
-        publish(final)
-        counts["written"] += _write(writer, pending + final, only)
-    if checkpoints is not None:
+                for event in events:
+                    position += 1
+                    if position <= skip:
+                        continue
+                    if refresher is not None:
+                        refresher.poll(engine)  # type: ignore[arg-type]
+                    try:
+                        detections = push(event)
+                    except EventError as error:
+                        counts["refused"] += 1
+                        print(f"skipped event: {error}", file=sys.stderr)
+                        detections = []
+                    if detections:
+                        publish(detections)
+                        pending += detections
+                        if len(pending) >= batch:
+                            counts["written"] += _write(writer, pending, only)
+                            pending = []
+                    if checkpoints is not None and checkpoints.due():
+                        counts["written"] += _write(writer, pending, only)
+                        pending = []
+                        checkpoints.save(engine.snapshot(), position, out, counts)
+            except KeyboardInterrupt:  # Ctrl-C: what was derived is written, then the summary
+                interrupted = True
+            final = [] if interrupted else engine.flush()  # an interrupted stream has no end
+            publish(final)
+            counts["written"] += _write(writer, pending + final, only)
+    except BrokenPipeError:
+        raise  # the reader went away: main reports it
+    except OSError as exc:  # the output cannot be opened or written (a folder, a full disk)
+        if exc.filename not in (None, args.output):
+            raise
+        raise ReasonerError(f"{args.output}: cannot write detections: {exc.strerror}") from exc
+    if checkpoints is not None and not interrupted:  # an interrupted run resumes from it
         checkpoints.remove()
     stats = engine.stats()
     extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
@@ -345,10 +359,10 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{stats.events_in} events, {counts['written']} detections written, "
         f"{counts['malformed']} malformed lines and {counts['refused']} rejected events "
-        f"skipped{extra}",
+        f"skipped{extra}{', interrupted' if interrupted else ''}",
         file=sys.stderr,
     )
-    return 0
+    return 130 if interrupted else 0
 
 
 def _engine(

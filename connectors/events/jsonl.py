@@ -93,7 +93,8 @@ def read_jsonl(
         [Event(name='a', args=('x',), start=5, end=5)]
     """
     if isinstance(source, str | Path) and str(source) != "-" and not Path(source).is_file():
-        raise InputFormatError(f"{source}: no such events file")
+        what = "is a folder, not an events file" if Path(source).is_dir() else "no such events file"
+        raise InputFormatError(f"{source}: {what}")
     return _read(source, style or TimeStyle(), on_reject or log_rejected, arities)
 
 

@@ -1,0 +1,98 @@
+"""``reasoner run`` when the input or output is not what it should be, or the user stops it:
+one clear line on standard error and a documented exit status, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from connectors.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+RULES = str(ROOT / "rules" / "stock_ticker.event")
+EVENTS = str(ROOT / "examples" / "data" / "stock_ticker.jsonl")
+
+
+def _command(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "connectors.cli", *argv]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+
+
+def test_an_events_folder_is_named_as_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", RULES, "--events", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"reasoner: {tmp_path}: is a folder, not an events file\n"
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        ("{tmp}/missing/out.jsonl", "No such file or directory"),
+        ("{tmp}", "Is a directory"),
+        ("/dev/full", "No space left on device"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str, reason: str
+) -> None:
+    target = output.format(tmp=tmp_path)
+    assert main(["run", RULES, "--events", EVENTS, "--output", target]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"reasoner: {target}: cannot write detections: {reason}\n"
+
+
+def test_a_closed_pipe_ends_the_run_with_one_line_and_141(tmp_path: Path) -> None:
+    # Enough detections that the pipe buffer fills after `head` has gone.
+    events = tmp_path / "many.jsonl"
+    events.write_text(
+        "".join(
+            json.dumps({"name": "stock", "args": ["GO", 100 + i % 7, 10], "time": i}) + "\n"
+            for i in range(3000)
+        )
+    )
+    command = " ".join(_command("run", RULES, "--events", str(events)))
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert done.returncode == 141
+    assert done.stdout.count("\n") == 1
+    assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
+
+
+def test_ctrl_c_prints_the_summary_then_exits_130() -> None:
+    with subprocess.Popen(
+        _command("run", RULES, "--events", "-"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    ) as run:
+        assert run.stdin is not None and run.stdout is not None and run.stderr is not None
+        for time, price in ((1, 100), (2, 130)):  # ce1: a rise of more than 20 %
+            line = json.dumps({"name": "stock", "args": ["GO", price, 10], "time": time})
+            run.stdin.write(line + "\n")
+        run.stdin.flush()
+        first = run.stdout.readline()  # standard input is live: written per event
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=60) == 130
+        stderr = run.stderr.read()
+        run.stdin.close()
+    assert json.loads(first)["name"] == "ce1"
+    assert stderr.splitlines()[-1].startswith("2 events, ")
+    assert stderr.splitlines()[-1].endswith(", interrupted")
+    assert "Traceback" not in stderr
