@@ -79,25 +79,24 @@ def detections_endpoint(
         server.finish_replay()
         if keep_serving:
             sys.stdout.flush()  # detections written so far are complete before the wait
-            print(f"replay done; serving {server.url} until interrupted (Ctrl-C)", file=sys.stderr)
-            sys.stderr.flush()
-            _wait_for_interrupt()
+            _wait_for_interrupt(f"replay done; serving {server.url} until interrupted (Ctrl-C)")
     finally:
         server.stop()
 
 
-def _wait_for_interrupt() -> None:
-    """Block until SIGINT or SIGTERM.
+def _wait_for_interrupt(announce: str) -> None:
+    """Say ``announce`` on stderr, then block until SIGINT or SIGTERM.
 
     Both are set to raise KeyboardInterrupt meanwhile: SIGTERM is how supervisors (and tests)
     stop a server, and a process started in the background of a shell inherits an ignored
-    SIGINT.
+    SIGINT. The announcement comes after, so whoever reads it may signal at once.
     """
     previous = {
         signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
         signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler),
     }
     try:
+        print(announce, file=sys.stderr, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()  # a signal interrupts the wait in the main thread
     finally:
