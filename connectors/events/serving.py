@@ -96,8 +96,8 @@ def _wait_for_interrupt(announce: str) -> None:
         signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler),
     }
     try:
-        print(announce, file=sys.stderr, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
+            print(announce, file=sys.stderr, flush=True)
             threading.Event().wait()  # a signal interrupts the wait in the main thread
     finally:
         for number, handler in previous.items():
