@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,17 +241,18 @@ def test_result_and_request_size_limits(serve: Callable[..., SparqlServer]) -> N
 
 
 def test_a_long_query_does_not_block_others(
-    serve: Callable[..., SparqlServer], monkeypatch: pytest.MonkeyPatch
+    serve: Callable[..., SparqlServer], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # The first query is held before its evaluation until the test releases it: another
-    # query is answered meanwhile, then the held one answers in full.
-    running, release = threading.Event(), threading.Event()
+    # query is answered meanwhile, then the held one answers in full. Queries are evaluated
+    # in child processes, so the two sides signal each other with files.
+    running, release = tmp_path / "running", tmp_path / "release"
     evaluate = app.evaluate
 
     def held(store: Any, operation: QueryOperation, *args: Any, **kwargs: Any) -> Any:
         if operation.query.endswith("# held"):
-            running.set()
-            release.wait(120)
+            running.touch()
+            _wait_for(release.exists)
         return evaluate(store, operation, *args, **kwargs)
 
     monkeypatch.setattr(app, "evaluate", held)
@@ -262,17 +264,24 @@ def test_a_long_query_does_not_block_others(
     )
     first.start()
     try:
-        assert running.wait(120)
+        _wait_for(running.exists)
         status, _, body = curl(server.url + "?query=" + quote("ASK {}"))
         assert (status, json.loads(body)["boolean"]) == (200, True)
         assert first.is_alive() and not answers  # the first is still held
     finally:
-        release.set()
+        release.touch()
         first.join()
     [(status, _, body)] = answers
     rows = json.loads(body)["results"]["bindings"]
     assert status == 200
     assert [r["name"]["value"] for r in rows] == ["Ogden", "Provo", "Salt Lake City"]
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
 
 
 @dataclass(frozen=True)
