@@ -298,7 +298,12 @@ class JoinNode(Node):
         self.left = make_store(policy, tie_break)
         self.right = make_store(policy, tie_break)
         interval = self._interval = join_interval(op)
-        self._keep = interval.retention
+        keep = interval.retention
+        if policy == "recent" and keep[1] == POINT:
+            # Recent keeps the latest right occurrence, zero-length or not: whether it is a
+            # point decides if a later left occurrence meets it.
+            keep = (keep[0], NOW)
+        self._keep = keep
         self._past_use = tuple(None if e is None else past_use(e) for e in interval.past_use)
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
         scope = {

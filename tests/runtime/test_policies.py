@@ -93,3 +93,16 @@ def test_a_partner_the_window_excludes_is_neither_chosen_nor_consumed(policy: st
     stream = [("a", 1), ("a", 10), ("b", 11), ("c", 12)]
     found = [d for name, t in stream for d in engine.push(Event.at(name, (), t))]
     assert [(d.name, d.start, d.end) for d in found] == [("c", 10, 12)]
+
+
+def test_recent_meets_uses_the_latest_right_occurrence_point_or_not() -> None:
+    # b[1,2] is the latest b at 2 (longer first), so a[1,2] meets no b; a[0,2] met b[2,2]
+    # when b[2,2] arrived.
+    engine = Engine("c <- a MEETS b.", policy="recent")
+    stream = [
+        Event("a", (), 0, 2),
+        Event("b", (), 1, 2),
+        Event("b", (), 2, 2),
+        Event("a", (), 1, 2),
+    ]
+    assert [(d.start, d.end) for e in stream for d in engine.push(e)] == [(0, 2)]
