@@ -33,7 +33,7 @@ import msgspec
 from msgspec import UNSET
 
 from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
-from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
+from connectors.events.times import MAX_TIME, TimeStyle, epoch_to_iso, parse_time
 from reasoner.runtime.events import Event, rejection
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
@@ -135,9 +135,14 @@ def _events(
             name, time, start, end = record.name, record.time, record.start, record.end
             if type(name) is str and name:
                 if time is None:
-                    if type(start) is int and type(end) is int and 0 <= start <= end:
+                    if type(start) is int and type(end) is int and 0 <= start <= end <= MAX_TIME:
                         event = Event(name, record.args, start, end)
-                elif type(time) is int and time >= 0 and start is unset and end is unset:
+                elif (
+                    type(time) is int
+                    and 0 <= time <= MAX_TIME
+                    and start is unset
+                    and end is unset
+                ):
                     event = Event(name, record.args, time, time)
         except ValueError:  # not plain arguments, or no JSON object at all
             try:
@@ -195,14 +200,18 @@ def _event(record: _Line, style: TimeStyle) -> Event:
         if record.start is not UNSET or record.end is not UNSET:
             raise ValueError("give either 'time' or 'start' and 'end', not both")
         # Integer times are the common case: skip the general parser for them.
-        start = end = time if type(time) is int and time >= 0 else _time(time, style)
+        start = end = time if type(time) is int and 0 <= time <= MAX_TIME else _time(time, style)
         return Event(name, args, start, end)
     start_raw, end_raw = record.start, record.end
     if start_raw is None or start_raw is UNSET or end_raw is None or end_raw is UNSET:
         raise ValueError("missing 'time' (or both 'start' and 'end')")
     # Integer times are the common case: skip the general parser for them.
-    start = start_raw if type(start_raw) is int and start_raw >= 0 else _time(start_raw, style)
-    end = end_raw if type(end_raw) is int and end_raw >= 0 else _time(end_raw, style)
+    start = (
+        start_raw
+        if type(start_raw) is int and 0 <= start_raw <= MAX_TIME
+        else _time(start_raw, style)
+    )
+    end = end_raw if type(end_raw) is int and 0 <= end_raw <= MAX_TIME else _time(end_raw, style)
     if start > end:
         raise ValueError(f"start {start_raw!r} is after end {end_raw!r}")
     return Event(name, args, start, end)

@@ -7,12 +7,15 @@ writers can give detections back in the same form.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
 
 from reasoner.values import Time
+
+#: The latest time an input may give: 2^53 seconds (285 million years), below which float
+#: seconds are exact; one absurd time stamp would otherwise make every later event late.
+MAX_TIME = 2**53
 
 
 @dataclass(slots=True)
@@ -42,8 +45,8 @@ def parse_time(value: object) -> Time:
         (60, 2.5)
     """
     if isinstance(value, int | float | Fraction) and type(value) is not bool:
-        if not value >= 0 or math.isinf(value):  # `not >=` also catches NaN
-            raise ValueError(f"time {value!r} is not a non-negative finite number")
+        if not 0 <= value <= MAX_TIME:  # also catches NaN and infinities
+            raise ValueError(f"time {value!r} is not a non-negative number up to {MAX_TIME}")
         return value
     if isinstance(value, str):
         return iso_to_epoch(value)

@@ -271,3 +271,25 @@ def test_standard_input_gets_the_same_decoding() -> None:
         "<stdin>:2: not UTF-8: byte 11 is 0xfe (invalid start byte)",
         "['a']",
     ]
+
+
+def test_a_time_beyond_the_documented_range_rejects_its_line_only(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_text(
+        '{"name": "a", "time": 5}\n'
+        '{"name": "a", "time": 1e308}\n'
+        '{"name": "a", "time": 100000000000000000000}\n'
+        '{"name": "a", "start": 6, "end": 9007199254740993}\n'
+        '{"name": "a", "time": 7}\n'
+    )
+    rejected: list[Rejected] = []
+    assert list(read_jsonl(path, on_reject=rejected.append)) == [
+        Event("a", (), 5, 5),
+        Event("a", (), 7, 7),
+    ]
+    limit = "is not a non-negative number up to 9007199254740992"
+    assert rejected == [
+        Rejected(str(path), 2, f"time 1e+308 {limit}"),
+        Rejected(str(path), 3, f"time 100000000000000000000 {limit}"),
+        Rejected(str(path), 4, f"time 9007199254740993 {limit}"),
+    ]
