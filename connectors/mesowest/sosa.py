@@ -26,9 +26,10 @@ from connectors.events.times import epoch_to_iso
 from connectors.mesowest.reader import NONE, SENSOR_READING
 from connectors.rdf.reader import GENERATED_AT_TIME
 from connectors.rdf.writer import named_graph
-from connectors.stations.vocab import RDF_TYPE, SOSA, XSD, station_iri
+from connectors.stations.vocab import RDF_TYPE, station_iri
 from reasoner.rdf.ntriples import iri, string, term
 from reasoner.runtime.events import Event
+from reasoner.vocab import SOSA, XSD
 
 #: The project's weather ontology.
 WT = "http://etalis.example.org/ontology/weather#"

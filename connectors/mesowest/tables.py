@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from connectors.events.times import epoch_to_iso
 from connectors.mesowest.replay import Replay
-from connectors.stations.vocab import WGS84
 from reasoner.knowledge.base import Knowledge
 from reasoner.values import IRI, Time
+from reasoner.vocab import WGS84
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,17 +22,8 @@ from typing import TYPE_CHECKING
 
 from connectors.geonames.dump import GEONAMES_IRI_PREFIX
 from connectors.spark.terms import const, iri, iri_col, literal_col
-from connectors.stations.vocab import (
-    ER,
-    GN,
-    OM_OWL,
-    RDF_TYPE,
-    RDFS_LABEL,
-    SOSA,
-    SSW,
-    WGS84,
-    XSD,
-)
+from connectors.stations.vocab import GN, OM_OWL, RDF_TYPE, RDFS_LABEL, SSW
+from reasoner.vocab import ER, SOSA, WGS84, XSD
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

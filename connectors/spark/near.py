@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from connectors.geonames.dump import GEONAMES_IRI_PREFIX
 from connectors.spark.geo import within
 from connectors.spark.terms import const, iri, iri_col, literal_col
-from connectors.stations.vocab import ER, OM_OWL, RDF_TYPE, SSW, UNIT, XSD
+from connectors.stations.vocab import OM_OWL, RDF_TYPE, SSW, UNIT
+from reasoner.vocab import ER, XSD
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from connectors.spark.geo import within
 from connectors.spark.session import has_jvm_class
 from connectors.spark.terms import const, iri, iri_col
-from connectors.stations.vocab import ER, RDF_TYPE, SSW
+from connectors.stations.vocab import RDF_TYPE, SSW
+from reasoner.vocab import ER
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from connectors.spark.terms import iri
-from connectors.stations.vocab import RDF, RDF_TYPE, RDFS
+from connectors.stations.vocab import RDF_TYPE
+from reasoner.vocab import RDF, RDFS
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from rdflib import BNode, Literal, URIRef
 from rdflib.term import Node
 
-from connectors.stations.vocab import XSD
 from reasoner.errors import KnowledgeError
+from reasoner.vocab import XSD
 
 if TYPE_CHECKING:
     from pyspark.sql import Column

@@ -18,8 +18,9 @@ from rdflib.term import Node
 from rdflib.util import guess_format
 
 from connectors.stations.table import Station, check_station_id, check_unique
-from connectors.stations.vocab import OM_OWL, RDF_TYPE, RDFS_LABEL, WEATHER, WGS84
+from connectors.stations.vocab import OM_OWL, RDF_TYPE, RDFS_LABEL, WEATHER
 from reasoner.errors import KnowledgeError
+from reasoner.vocab import WGS84
 
 _MILE_KM = 1.609344
 

@@ -7,23 +7,18 @@ written against either vocabulary find them. Station IRIs follow the Linked Sens
 pattern ``http://knoesis.wright.edu/ssw/System_<ID>``, so descriptions read from its RDF files
 and from CSV tables name the same station. GeoNames features keep their standard IRIs and use
 the GeoNames ontology. Terms the standard vocabularies lack (``nearStation``, ``locatedNear``,
-``neighbourhood``, ``state``) live in the project namespace :data:`ER`.
+``neighbourhood``, ``state``) live in the project namespace :data:`reasoner.vocab.ER`.
 """
 
 from __future__ import annotations
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-WGS84 = "http://www.w3.org/2003/01/geo/wgs84_pos#"
-SOSA = "http://www.w3.org/ns/sosa/"
+from reasoner.vocab import RDF, RDFS
+
 GN = "http://www.geonames.org/ontology#"
 OM_OWL = "http://knoesis.wright.edu/ssw/ont/sensor-observation.owl#"
 WEATHER = "http://knoesis.wright.edu/ssw/ont/weather.owl#"
 SSW = "http://knoesis.wright.edu/ssw/"
 UNIT = "http://qudt.org/vocab/unit/"
-#: The project's own terms.
-ER = "https://w3id.org/etalis-reasoner/ns#"
 
 RDF_TYPE = RDF + "type"
 RDFS_LABEL = RDFS + "label"

@@ -125,17 +125,7 @@ def pattern(value: PatternLike) -> Pattern:
             return EventAtom(value)
         case int() | float() | Fraction():
             return at(value)
-        case (
-            EventAtom()
-            | TimePoint()
-            | Binary()
-            | Not()
-            | Where()
-            | Window()
-            | Multiply()
-            | Aggregate()
-            | Star()
-        ):
+        case _ if isinstance(value, Pattern):
             return value
     raise TypeError(f"{value!r} is not a pattern")
 

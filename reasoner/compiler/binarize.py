@@ -40,20 +40,11 @@ from reasoner.language.ast import (
     Where,
     Window,
     dump,
+    variable_names,
 )
-from reasoner.language.check import bound_variables, term_variables
+from reasoner.language.check import bound_variables
 from reasoner.language.operators import OPERATORS
 from reasoner.values import Time
-
-
-def variable_names(*terms: Term) -> list[str]:
-    """Named variables of the terms in first-occurrence order (``_`` excluded)."""
-    names: list[str] = []
-    for term in terms:
-        for var in term_variables(term):
-            if var.name != "_" and var.name not in names:
-                names.append(var.name)
-    return names
 
 
 def conjuncts(condition: Term) -> tuple[Term, ...]:

@@ -36,11 +36,10 @@ from reasoner.language.ast import (
     Term,
     Window,
 )
-from reasoner.language.check import check_program
+from reasoner.language.check import WINDOW_PROPERTIES, check_program
 from reasoner.modes import POLICIES, Policy
 from reasoner.values import Time
 
-WINDOW_PROPERTIES = ("event_rule_window", "window")
 POLICY_PROPERTIES = ("consumption_policy", "policy", "event_rule_policy")
 
 

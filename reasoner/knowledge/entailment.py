@@ -42,13 +42,10 @@ from reasoner.errors import KnowledgeError
 from reasoner.knowledge.store import INFERRED_GRAPH, Store, Triple, literal_value
 from reasoner.modes import REGIMES, Regime
 from reasoner.values import IRI, Value
+from reasoner.vocab import OWL, RDF, RDFS, XSD
 
 log = logging.getLogger(__name__)
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-OWL = "http://www.w3.org/2002/07/owl#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _VOCABULARY = (RDF, RDFS, OWL, XSD)
 
 TYPE = IRI(RDF + "type")

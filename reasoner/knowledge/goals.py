@@ -47,8 +47,10 @@ from reasoner.language.ast import (
     String,
     Term,
     Var,
+    variable_names,
 )
 from reasoner.values import IRI, Struct, Value
+from reasoner.vocab import OWL, RDF, RDFS, XSD
 
 Env = dict[str, Value]
 Solver = Callable[[Env, Knowledge], Iterator[Env]]
@@ -57,10 +59,10 @@ Expression = Callable[[Env], Value]
 
 #: Prefixes every rule file may use without declaring them (a declaration overrides).
 DEFAULT_PREFIXES: dict[str, str] = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "rdf": RDF,
+    "rdfs": RDFS,
+    "owl": OWL,
+    "xsd": XSD,
 }
 
 
@@ -122,7 +124,7 @@ def compile_goal(term: Term, prefixes: Mapping[str, str]) -> Goal:
     node = compiler.goal(term)
     return Goal(
         term=term,
-        variables=frozenset(_variables(term)),
+        variables=frozenset(variable_names(term)),
         calls=tuple(compiler.calls),
         solutions=node.solve,
         holds=node.test,
@@ -172,20 +174,6 @@ def term_value(term: Term, prefixes: Mapping[str, str]) -> Value | None:
 
 
 # ------------------------------------------------------------------------ internals
-
-
-def _variables(term: Term) -> Iterator[str]:
-    match term:
-        case Var(name) if name != "_":
-            yield name
-        case Compound(_, args):
-            for a in args:
-                yield from _variables(a)
-        case ListTerm(items, tail):
-            for a in items:
-                yield from _variables(a)
-            if tail is not None:
-                yield from _variables(tail)
 
 
 def _unbound(name: str) -> EngineError:

@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from reasoner.errors import KnowledgeError
 from reasoner.values import IRI, Value
+from reasoner.vocab import XSD
 
 #: The named graph holding every inferred triple (entailment and Horn rules).
 INFERRED_GRAPH = "urn:reasoner:graph:inferred"
@@ -59,9 +60,8 @@ FORMAT_NAMES: dict[str, ox.RdfFormat] = {
     "jsonld": ox.RdfFormat.JSON_LD,
 }
 
-_XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER_TYPES = frozenset(
-    _XSD + t
+    XSD + t
     for t in (
         "integer",
         "int",
@@ -78,7 +78,7 @@ _INTEGER_TYPES = frozenset(
         "unsignedByte",
     )
 )
-_FLOAT_TYPES = frozenset(_XSD + t for t in ("decimal", "double", "float"))
+_FLOAT_TYPES = frozenset(XSD + t for t in ("decimal", "double", "float"))
 
 #: Triple with values in place of RDF terms.
 Triple = tuple[Value, Value, Value]
@@ -114,7 +114,7 @@ def to_value(term: object) -> Value:
     Returns:
         ``IRI`` for nodes, ``int``/``float`` for numeric literals, ``str`` otherwise.
 
-    >>> to_value(ox.Literal("60", datatype=ox.NamedNode(_XSD + "int")))
+    >>> to_value(ox.Literal("60", datatype=ox.NamedNode(XSD + "int")))
     60
     """
     if isinstance(term, ox.NamedNode):
@@ -171,7 +171,7 @@ def to_term(value: Value) -> ox.NamedNode | ox.BlankNode | ox.Literal:
             except ValueError as e:
                 raise KnowledgeError(f"invalid IRI {v!r}: {e}") from e
         case bool():
-            return ox.Literal("true" if value else "false", datatype=ox.NamedNode(_XSD + "boolean"))
+            return ox.Literal("true" if value else "false", datatype=ox.NamedNode(XSD + "boolean"))
         case int() | float():
             return ox.Literal(value)
         case Fraction():

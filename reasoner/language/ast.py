@@ -19,6 +19,7 @@ Three families of nodes:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
@@ -117,6 +118,39 @@ class ListTerm:
 
 
 Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
+
+
+def term_variables(term: Term) -> Iterator[Var]:
+    """Every variable occurrence in a term, left to right (anonymous ``_`` included).
+
+    >>> [v.name for v in term_variables(Compound("f", (Var("X"), ListTerm((Var("_"),), Var("T")))))]
+    ['X', '_', 'T']
+    """
+    match term:
+        case Var():
+            yield term
+        case Compound(_, args):
+            for a in args:
+                yield from term_variables(a)
+        case ListTerm(items, tail):
+            for i in items:
+                yield from term_variables(i)
+            if tail is not None:
+                yield from term_variables(tail)
+
+
+def variable_names(*terms: Term) -> list[str]:
+    """The named variables of the terms in first-occurrence order (``_`` excluded).
+
+    >>> variable_names(Compound("f", (Var("X"), Var("_"), Var("Y"))), Var("X"))
+    ['X', 'Y']
+    """
+    names: list[str] = []
+    for term in terms:
+        for var in term_variables(term):
+            if var.name != "_" and var.name not in names:
+                names.append(var.name)
+    return names
 
 
 # -------------------------------------------------------------------------- patterns

@@ -23,7 +23,6 @@ from reasoner.language.ast import (
     Directive,
     EventAtom,
     EventRule,
-    ListTerm,
     Multiply,
     Not,
     Number,
@@ -34,39 +33,15 @@ from reasoner.language.ast import (
     Star,
     Term,
     TimePoint,
-    Var,
     Where,
     Window,
+    term_variables,
+    variable_names,
 )
 from reasoner.language.operators import OPERATORS
 
 #: Rule properties whose value is a window size and must be positive.
 WINDOW_PROPERTIES = frozenset({"event_rule_window", "window"})
-
-
-def term_variables(term: Term) -> Iterator[Var]:
-    """Every variable occurrence in a term, left to right (anonymous ``_`` included).
-
-    Args:
-        term: any term.
-
-    Returns:
-        An iterator of :class:`Var` nodes.
-
-    >>> [v.name for v in term_variables(Compound("f", (Var("X"), Var("Y"))))]
-    ['X', 'Y']
-    """
-    match term:
-        case Var():
-            yield term
-        case Compound(_, args):
-            for a in args:
-                yield from term_variables(a)
-        case ListTerm(items, tail):
-            for i in items:
-                yield from term_variables(i)
-            if tail is not None:
-                yield from term_variables(tail)
 
 
 def bound_variables(pattern: Pattern) -> frozenset[str]:
@@ -87,13 +62,14 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     Returns:
         A frozen set of variable names.
 
+    >>> from reasoner.language.ast import Var
     >>> sorted(bound_variables(Binary("or", EventAtom("a", (Var("X"), Var("Y"))),
     ...                                      EventAtom("b", (Var("X"),)))))
     ['X']
     """
     match pattern:
         case EventAtom(_, args):
-            return frozenset(v.name for a in args for v in term_variables(a) if v.name != "_")
+            return frozenset(variable_names(*args))
         case TimePoint() | Star():
             return frozenset()
         case Binary("or", left, right):
@@ -113,9 +89,7 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
         case Window(inner):
             return bound_variables(inner)
         case Multiply(inner, goal):
-            return bound_variables(inner) | frozenset(
-                v.name for v in term_variables(goal) if v.name != "_"
-            )
+            return bound_variables(inner) | frozenset(variable_names(goal))
         case Aggregate(pattern=inner, result=result) as aggregate:
             group = group_variables(aggregate, bound_variables(inner))
             return frozenset({*group, result.name})

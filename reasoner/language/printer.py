@@ -103,17 +103,7 @@ def to_source(node: Node) -> str:
             return "".join(_statement(s) + "\n" for s in node.statements)
         case EventRule() | StaticRule() | Directive() | RdfEvent():
             return _statement(node)
-        case (
-            EventAtom()
-            | TimePoint()
-            | Binary()
-            | Not()
-            | Where()
-            | Window()
-            | Multiply()
-            | Aggregate()
-            | Star()
-        ):
+        case _ if isinstance(node, Pattern):
             return _pattern(node, 0)
         case _:
             return _term(node, 1200)

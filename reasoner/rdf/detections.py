@@ -44,8 +44,9 @@ from fractions import Fraction
 from typing import Protocol
 
 from reasoner.errors import KnowledgeError
-from reasoner.rdf.ntriples import RDF, VOCAB, XSD, literal, string, term
+from reasoner.rdf.ntriples import VOCAB, literal, string, term
 from reasoner.values import Time, Value
+from reasoner.vocab import PROV, RDF, TIME, XSD
 
 #: The endpoint's named graph that holds published detections.
 DETECTIONS_GRAPH = "urn:reasoner:graph:detections"
@@ -54,9 +55,7 @@ DETECTIONS_GRAPH = "urn:reasoner:graph:detections"
 DETECTION_CLASS = f"{VOCAB}Detection"
 INPUT_EVENT_CLASS = f"{VOCAB}InputEvent"
 
-_TIME = "http://www.w3.org/2006/time#"
-_PROV = "http://www.w3.org/ns/prov#"
-_UNIX_TIME = "http://www.opengis.net/def/crs/OGC/0/UnixTime"
+_UNIXTIME = "http://www.opengis.net/def/crs/OGC/0/UnixTime"
 
 
 class DetectedEvent(Protocol):
@@ -150,7 +149,7 @@ def detection_triples(event: DetectedEvent, *, dates: bool = True) -> list[str]:
     lines = event_triples(event, subject, DETECTION_CLASS, dates=dates)
     # keyed by IRI: an input event that two operands of the rule matched is described once
     sources = {event_iri(source): source for source in getattr(event, "sources", ())}
-    lines += [f"<{subject}> <{_PROV}wasDerivedFrom> <{iri}>" for iri in sources]
+    lines += [f"<{subject}> <{PROV}wasDerivedFrom> <{iri}>" for iri in sources]
     for iri, source in sources.items():
         lines += event_triples(source, iri, INPUT_EVENT_CLASS, dates=dates)
     return lines
@@ -182,23 +181,23 @@ def event_triples(
         f"{node} <{RDF}type> <{rdf_class}>",
         f"{node} <{VOCAB}event> {string(event.name)}",
         f"{node} <{VOCAB}arity> {literal(len(event.args))}",
-        f"{node} <{_TIME}hasTime> {interval}",
-        f"{interval} <{RDF}type> <{_TIME}Interval>",
+        f"{node} <{TIME}hasTime> {interval}",
+        f"{interval} <{RDF}type> <{TIME}Interval>",
     ]
     for index, arg in enumerate(event.args, start=1):
         lines.append(f"{node} <{RDF}_{index}> {term(arg)}")
     for role, name, t in (("hasBeginning", "start", event.start), ("hasEnd", "end", event.end)):
         instant, position = f"<{subject}:{name}>", f"<{subject}:{name}-position>"
         lines += [
-            f"{interval} <{_TIME}{role}> {instant}",
-            f"{instant} <{RDF}type> <{_TIME}Instant>",
-            f"{instant} <{_TIME}inTimePosition> {position}",
-            f"{position} <{RDF}type> <{_TIME}TimePosition>",
-            f'{position} <{_TIME}numericPosition> "{_decimal(t)}"^^<{XSD}decimal>',
-            f"{position} <{_TIME}hasTRS> <{_UNIX_TIME}>",
+            f"{interval} <{TIME}{role}> {instant}",
+            f"{instant} <{RDF}type> <{TIME}Instant>",
+            f"{instant} <{TIME}inTimePosition> {position}",
+            f"{position} <{RDF}type> <{TIME}TimePosition>",
+            f'{position} <{TIME}numericPosition> "{_decimal(t)}"^^<{XSD}decimal>',
+            f"{position} <{TIME}hasTRS> <{_UNIXTIME}>",
         ]
         if dates:
-            lines.append(f"{instant} <{_TIME}inXSDDateTimeStamp> {_timestamp(t)}")
+            lines.append(f"{instant} <{TIME}inXSDDateTimeStamp> {_timestamp(t)}")
     return lines
 
 

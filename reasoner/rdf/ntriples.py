@@ -17,11 +17,10 @@ from fractions import Fraction
 
 from reasoner.errors import KnowledgeError
 from reasoner.values import IRI, Struct, Value
+from reasoner.vocab import XSD
 
 #: The project's small vocabulary (detections, compound terms).
 VOCAB = "urn:reasoner:vocab#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 
 _BAD_IRI_CHARS = frozenset('<>"{}|^`\\ \n\r\t')
 _BLANK = re.compile(r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*(?<!\.)")

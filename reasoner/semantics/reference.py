@@ -1,6 +1,10 @@
 """A small, brute-force evaluator of the declarative semantics (``SEMANTICS.md``).
 
 It exists to be obviously correct, not fast: the incremental engine is tested against it.
+So it keeps its own plain definitions on purpose, written from the semantics rather than
+shared with the engine: the interval operators (:func:`_relate`, not the records of
+:mod:`reasoner.language.operators`) and unification (:func:`_unify`, not the Datalog
+evaluator's), so that a mistake in the engine's cannot hide in the oracle too.
 For every rule it enumerates all matches of the body bottom-up from the current
 interpretation (input events plus everything derived so far), adds the head events, and
 repeats until nothing new appears — the minimal model. Rules are evaluated stratum by

@@ -32,8 +32,8 @@ from reasoner.knowledge.store import Store
 from reasoner.rdf.detections import DetectedEvent, detection_iri
 from reasoner.rdf.ntriples import term
 from reasoner.values import IRI, Value, json_value
+from reasoner.vocab import WGS84
 
-_WGS84 = "http://www.w3.org/2003/01/geo/wgs84_pos#"
 #: Seconds between comments on an idle stream: they find closed connections.
 KEEPALIVE_S = 15.0
 
@@ -166,8 +166,8 @@ def _locate(store: Store, value: str | IRI) -> tuple[float, float] | None:
         else:
             subject, pattern = "?thing", f"?thing ?key {term(value)} ."
         rows = store.query(
-            f"SELECT ?lat ?lon WHERE {{ {pattern} {subject} <{_WGS84}lat> ?lat ; "
-            f"<{_WGS84}long> ?lon . }} LIMIT 1"
+            f"SELECT ?lat ?lon WHERE {{ {pattern} {subject} <{WGS84}lat> ?lat ; "
+            f"<{WGS84}long> ?lon . }} LIMIT 1"
         ).rows
     except ReasonerError:  # e.g. an IRI that N-Triples cannot write: nothing to locate
         return None

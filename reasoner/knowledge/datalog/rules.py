@@ -21,15 +21,12 @@ from reasoner.knowledge.goals import DEFAULT_PREFIXES
 from reasoner.language.ast import (
     Atom,
     Compound,
-    Iri,
     ListTerm,
-    Number,
-    PName,
     Span,
     StaticRule,
-    String,
     Term,
     Var,
+    variable_names,
 )
 
 log = logging.getLogger(__name__)
@@ -161,25 +158,6 @@ def _is_call(functor: str, arity: int) -> bool:
     )
 
 
-def variables(term: Term) -> set[str]:
-    """The named variables of a term (``_`` excluded).
-
-    >>> sorted(variables(Compound("f", (Var("X"), Var("_"), Var("Y")))))
-    ['X', 'Y']
-    """
-    match term:
-        case Var(name):
-            return set() if name == "_" else {name}
-        case Compound(_, args):
-            return set().union(*(variables(a) for a in args)) if args else set()
-        case ListTerm(items, tail):
-            out = set().union(*(variables(a) for a in items)) if items else set()
-            return out | (variables(tail) if tail is not None else set())
-        case Atom() | Number() | String() | Iri() | PName():
-            return set()
-    return set()
-
-
 def _safe(head: tuple[Term, ...], body: tuple[Term, ...]) -> bool:
     bound: set[str] = set()
     for goal in body:
@@ -188,7 +166,7 @@ def _safe(head: tuple[Term, ...], body: tuple[Term, ...]) -> bool:
             return False
         bound |= result
     # An anonymous `_` in the head (`limit(_, 20).`) stands for any value: never materialised.
-    return all(variables(a) <= bound and not _anonymous(a) for a in head)
+    return all(set(variable_names(a)) <= bound and not _anonymous(a) for a in head)
 
 
 def _anonymous(term: Term) -> bool:
@@ -216,18 +194,18 @@ def _binds(goal: Term, bound: set[str]) -> set[str] | None:
             return None if left is None or right is None else left & right
         case Compound("\\+" | "not", (inner,)):
             # Negation as failure is only sound on ground calls: every variable bound.
-            return set() if variables(inner) <= bound else None
+            return set() if set(variable_names(inner)) <= bound else None
         case Compound("is", (left, right)):
-            return variables(left) if variables(right) <= bound else None
+            return set(variable_names(left)) if set(variable_names(right)) <= bound else None
         case Compound("=", (left, right)):
-            if variables(left) <= bound or variables(right) <= bound:
-                return variables(left) | variables(right)
+            if set(variable_names(left)) <= bound or set(variable_names(right)) <= bound:
+                return set(variable_names(left, right))
             return None
         case Compound(op, (left, right)) if op in COMPARISONS or op in ("\\=", "==", "\\=="):
-            return set() if variables(left) | variables(right) <= bound else None
+            return set() if set(variable_names(left, right)) <= bound else None
         case Compound(functor, args) if (functor, len(args)) in RELATIONS:
             # Built-in relations have modes; bound inputs are the caller's duty at run time.
-            return variables(goal)
+            return set(variable_names(goal))
         case Compound(_, _) | Atom(_):
-            return variables(goal)
+            return set(variable_names(goal))
     return None
