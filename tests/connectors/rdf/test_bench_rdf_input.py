@@ -11,7 +11,7 @@ from connectors.mesowest.generator import DEFAULT_START, Storm, generate
 from connectors.mesowest.reader import read_mesowest
 from connectors.mesowest.station import load_stations
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _detections(folder: Path) -> dict[str, int]:

@@ -19,7 +19,7 @@ from reasoner.rdf.mapping import GraphMapping
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = sorted((ROOT / "data" / "mesowest" / "sample").glob("*.csv"))
 MAPPING = ROOT / "rules" / "mesowest_sosa.event"
 STORM_RULES = ROOT / "tests" / "fixtures" / "rdf" / "storm_readings.event"
