@@ -155,7 +155,7 @@ def open_knowledge(store_dir: str | Path, definition: str = "noaa") -> Knowledge
     """
     parts = Path(store_dir) / "parts"
     # The inferred part is left out: RDFS entailment recomputes it into the inferred graph.
-    folders = [parts / stage for stage in STAGES if stage != "inferred"]
+    folders = [parts / stage.name for stage in STAGES if not stage.inferred]
     if not any(folder.is_dir() for folder in folders):
         raise KnowledgeError(f"{store_dir}: no built knowledge store (no parts/ folders)")
     return KnowledgeBase(

@@ -33,26 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 MANIFEST = "reasoner-build.json"
-#: Stages in run order; the last one reads the others' output.
-STAGES = ("ontologies", "stations", "features", "near", "neighbourhoods", "inferred")
-#: What each stage computes, for the progress lines.
-_WHAT = {
-    "ontologies": "ontology files",
-    "stations": "station descriptions",
-    "features": "GeoNames features",
-    "near": "stations within {radius_km:g} km of GeoNames features",
-    "neighbourhoods": "stations within {neighbour_km:g} km of each other, connected components",
-    "inferred": "RDFS closure",
-}
-#: Which settings and inputs each stage depends on.
-_DEPENDS: dict[str, tuple[str, ...]] = {
-    "ontologies": ("ontologies",),
-    "stations": ("stations",),
-    "features": ("geonames",),
-    "near": ("stations", "geonames", "radius_km"),
-    "neighbourhoods": ("stations", "neighbour_km"),
-    "inferred": ("ontologies", "stations", "geonames", "radius_km", "neighbour_km", "entailment"),
-}
 
 
 #: The default "located near" radius, km: GeoNames places this close to a station.
@@ -151,10 +131,10 @@ def fingerprints(config: BuildConfig) -> dict[str, str]:
         "entailment": config.entailment,
     }
     return {
-        stage: hashlib.sha256(
-            json.dumps([values[k] for k in keys], sort_keys=True).encode()
+        stage.name: hashlib.sha256(
+            json.dumps([values[k] for k in stage.depends], sort_keys=True).encode()
         ).hexdigest()
-        for stage, keys in _DEPENDS.items()
+        for stage in STAGES
     }
 
 
@@ -181,8 +161,8 @@ def read_manifest(store_dir: str | os.PathLike[str]) -> dict[str, object]:
     return data
 
 
-class _Stages:
-    """Runs stages into a staging folder, starting Spark only when a stage needs it."""
+class _Jobs:
+    """The stages' Spark jobs, writing into a staging folder; Spark starts on first use."""
 
     def __init__(self, config: BuildConfig, staging: Path, log: Callable[[str], None]) -> None:
         self.config = config
@@ -227,39 +207,101 @@ class _Stages:
             self._features = read_geonames(self.spark, self.config.geonames, work).cache()
         return self._features
 
-    def triples(self, stage: str) -> DataFrame:
-        """The triple table a stage produces."""
-        from connectors.spark import describe, near, neighbourhoods, rdfs
-        from connectors.spark.readers import RDF_SUFFIXES, rdf_triples, read_ntriples, triples_frame
+    def ontologies(self) -> DataFrame:
+        from connectors.spark.readers import rdf_triples, triples_frame
 
-        if stage == "ontologies":
-            found = [t for p in self.config.ontologies for t in rdf_triples(p)]
-            return triples_frame(self.spark, found)
-        if stage == "stations":
-            raw = [
-                t
-                for p in self.config.stations
-                if Path(p).suffix.lower() in RDF_SUFFIXES
-                for t in rdf_triples(p)
-            ]
-            described = describe.station_triples(self.stations())
-            return described.unionByName(triples_frame(self.spark, raw)) if raw else described
-        if stage == "features":
-            return describe.feature_triples(self.features())
-        if stage == "near":
-            links = near.located_near(self.stations(), self.features(), self.config.radius_km)
-            return near.near_triples(links)
-        if stage == "neighbourhoods":
-            pairs = neighbourhoods.station_pairs(self.stations(), self.config.neighbour_km)
-            pairs = pairs.localCheckpoint()
-            if neighbourhoods.uses_graphframes(self.spark):
-                self.log("  connected components: GraphFrames")
-            else:
-                self.log("  connected components: DataFrames (no GraphFrames jar on the classpath)")
-            hoods = neighbourhoods.connected_components(self.stations().select("id"), pairs)
-            return neighbourhoods.neighbourhood_triples(pairs, hoods)
-        asserted = [str(self.staging / "parts" / s) for s in STAGES if s != "inferred"]
+        found = [t for p in self.config.ontologies for t in rdf_triples(p)]
+        return triples_frame(self.spark, found)
+
+    def station_triples(self) -> DataFrame:
+        from connectors.spark import describe
+        from connectors.spark.readers import RDF_SUFFIXES, rdf_triples, triples_frame
+
+        raw = [
+            t
+            for p in self.config.stations
+            if Path(p).suffix.lower() in RDF_SUFFIXES
+            for t in rdf_triples(p)
+        ]
+        described = describe.station_triples(self.stations())
+        return described.unionByName(triples_frame(self.spark, raw)) if raw else described
+
+    def feature_triples(self) -> DataFrame:
+        from connectors.spark import describe
+
+        return describe.feature_triples(self.features())
+
+    def near(self) -> DataFrame:
+        from connectors.spark import near
+
+        links = near.located_near(self.stations(), self.features(), self.config.radius_km)
+        return near.near_triples(links)
+
+    def neighbourhoods(self) -> DataFrame:
+        from connectors.spark import neighbourhoods
+
+        pairs = neighbourhoods.station_pairs(self.stations(), self.config.neighbour_km)
+        pairs = pairs.localCheckpoint()
+        if neighbourhoods.uses_graphframes(self.spark):
+            self.log("  connected components: GraphFrames")
+        else:
+            self.log("  connected components: DataFrames (no GraphFrames jar on the classpath)")
+        hoods = neighbourhoods.connected_components(self.stations().select("id"), pairs)
+        return neighbourhoods.neighbourhood_triples(pairs, hoods)
+
+    def inferred(self) -> DataFrame:
+        from connectors.spark import rdfs
+        from connectors.spark.readers import read_ntriples
+
+        asserted = [str(self.staging / "parts" / s.name) for s in STAGES if not s.inferred]
         return rdfs.materialise_rdfs(read_ntriples(self.spark, asserted))
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One build stage: adding a stage is adding one record to :data:`STAGES`.
+
+    Attributes:
+        name: its folder under ``parts/`` and its name in the manifest.
+        what: what it computes, for the progress line (formatted with the settings).
+        depends: the settings and inputs (:class:`BuildConfig` fields) whose change reruns it.
+        job: computes its triples (Spark starts on first use).
+        inferred: its triples are the entailment of all the others': it runs last, is
+            skipped with ``entailment none`` and is loaded into the inferred graph.
+    """
+
+    name: str
+    what: str
+    depends: tuple[str, ...]
+    job: Callable[[_Jobs], DataFrame]
+    inferred: bool = False
+
+
+#: The stages in run order.
+STAGES: tuple[Stage, ...] = (
+    Stage("ontologies", "ontology files", ("ontologies",), _Jobs.ontologies),
+    Stage("stations", "station descriptions", ("stations",), _Jobs.station_triples),
+    Stage("features", "GeoNames features", ("geonames",), _Jobs.feature_triples),
+    Stage(
+        "near",
+        "stations within {radius_km:g} km of GeoNames features",
+        ("stations", "geonames", "radius_km"),
+        _Jobs.near,
+    ),
+    Stage(
+        "neighbourhoods",
+        "stations within {neighbour_km:g} km of each other, connected components",
+        ("stations", "neighbour_km"),
+        _Jobs.neighbourhoods,
+    ),
+    Stage(
+        "inferred",
+        "RDFS closure",
+        ("ontologies", "stations", "geonames", "radius_km", "neighbour_km", "entailment"),
+        _Jobs.inferred,
+        inferred=True,
+    ),
+)
 
 
 def build_knowledge(
@@ -285,14 +327,7 @@ def build_knowledge(
     >>> build_knowledge("kb", BuildConfig(stations=("data/stations/us-mountain-stations.csv",)))
     ... # doctest: +SKIP
     """
-    from reasoner.knowledge.store import INFERRED_GRAPH, Store
-
-    if config.entailment not in ENTAILMENTS:
-        expected = " or ".join(ENTAILMENTS)
-        raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected {expected})")
-    for option, km in (("radius-km", config.radius_km), ("neighbour-km", config.neighbour_km)):
-        if not 0 < km <= MAX_RADIUS_KM:
-            raise KnowledgeError(f"--{option} {km:g} is not in (0, {MAX_RADIUS_KM:g}]")
+    _check_settings(config)
     target = Path(store_dir).absolute()
     prints = fingerprints(config)
     recorded = previous.get("fingerprints", {}) if previous else {}
@@ -303,45 +338,18 @@ def build_knowledge(
     (staging / "parts").mkdir(parents=True)
     version = int(str(previous.get("version", 0))) + 1 if previous else 1
     report = BuildReport(target, version, changed=True)
-    runner = _Stages(config, staging, log)
+    jobs = _Jobs(config, staging, log)
     try:
-        if any(old_prints.get(stage) != prints[stage] for stage in STAGES):
-            runner.spark  # noqa: B018 - start Spark before timing the first stage
+        if any(old_prints.get(stage.name) != prints[stage.name] for stage in STAGES):
+            jobs.spark  # noqa: B018 - start Spark before timing the first stage
         for number, stage in enumerate(STAGES, 1):
-            folder = staging / "parts" / stage
-            step = f"[{number}/{len(STAGES)}] {stage}"
-            if stage == "inferred" and config.entailment == "none":
+            step = f"[{number}/{len(STAGES)}] {stage.name}"
+            if stage.inferred and config.entailment == "none":
                 log(f"{step}: skipped (entailment none)")
                 continue
-            started = time.perf_counter()
-            old_folder = target / "parts" / stage
-            if old_prints.get(stage) == prints[stage] and old_folder.is_dir():
-                shutil.copytree(old_folder, folder)
-                count = count_lines(folder)
-                reused = True
-            else:
-                log(f"{step}: {_WHAT[stage].format(**asdict(config))} ...")
-                count = _write(runner.triples(stage), folder)
-                reused = False
-            seconds = time.perf_counter() - started
-            report.stages.append(StageReport(stage, count, seconds, reused))
-            if reused:
-                log(f"{step}: {count:,} triples reused (inputs unchanged)")
-            else:
-                log(f"{step}: {count:,} triples in {seconds:.1f} s{_rate(count, seconds)}")
-        total = sum(s.triples for s in report.stages)
-        log(f"load: {total:,} triples into Oxigraph ...")
-        started = time.perf_counter()
-        store = Store(staging, create=True)
-        for stage in STAGES:
-            folder = staging / "parts" / stage
-            if folder.is_dir() and any(folder.glob("*.nt")):
-                graph = INFERRED_GRAPH if stage == "inferred" else None
-                store.bulk_load(folder, "ntriples", graph=graph)
-        store.flush()
-        del store
-        seconds = report.load_seconds = time.perf_counter() - started
-        log(f"load: {total:,} triples in {seconds:.1f} s{_rate(total, seconds)}")
+            reuse = old_prints.get(stage.name) == prints[stage.name]
+            report.stages.append(_run(stage, jobs, target if reuse else None, step))
+        report.load_seconds = _load(staging, sum(s.triples for s in report.stages), log)
         shutil.rmtree(staging / "work", ignore_errors=True)
         manifest = {
             "version": version,
@@ -356,6 +364,52 @@ def build_knowledge(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
+
+
+def _check_settings(config: BuildConfig) -> None:
+    if config.entailment not in ENTAILMENTS:
+        expected = " or ".join(ENTAILMENTS)
+        raise KnowledgeError(f"unknown entailment {config.entailment!r} (expected {expected})")
+    for option, km in (("radius-km", config.radius_km), ("neighbour-km", config.neighbour_km)):
+        if not 0 < km <= MAX_RADIUS_KM:
+            raise KnowledgeError(f"--{option} {km:g} is not in (0, {MAX_RADIUS_KM:g}]")
+
+
+def _run(stage: Stage, jobs: _Jobs, previous: Path | None, step: str) -> StageReport:
+    """Run one stage into the staging folder, or copy its part from the ``previous`` store
+    (when its inputs are unchanged and the part is there)."""
+    folder = jobs.staging / "parts" / stage.name
+    started = time.perf_counter()
+    old_folder = None if previous is None else previous / "parts" / stage.name
+    if old_folder is not None and old_folder.is_dir():
+        shutil.copytree(old_folder, folder)
+        count = count_lines(folder)
+        jobs.log(f"{step}: {count:,} triples reused (inputs unchanged)")
+        return StageReport(stage.name, count, time.perf_counter() - started, True)
+    jobs.log(f"{step}: {stage.what.format(**asdict(jobs.config))} ...")
+    count = _write(stage.job(jobs), folder)
+    seconds = time.perf_counter() - started
+    jobs.log(f"{step}: {count:,} triples in {seconds:.1f} s{_rate(count, seconds)}")
+    return StageReport(stage.name, count, seconds, False)
+
+
+def _load(staging: Path, total: int, log: Callable[[str], None]) -> float:
+    """Bulk-load every stage's part into the Oxigraph store in ``staging``; the seconds taken."""
+    from reasoner.knowledge.store import INFERRED_GRAPH, Store
+
+    log(f"load: {total:,} triples into Oxigraph ...")
+    started = time.perf_counter()
+    store = Store(staging, create=True)
+    for stage in STAGES:
+        folder = staging / "parts" / stage.name
+        if folder.is_dir() and any(folder.glob("*.nt")):
+            graph = INFERRED_GRAPH if stage.inferred else None
+            store.bulk_load(folder, "ntriples", graph=graph)
+    store.flush()
+    del store
+    seconds = time.perf_counter() - started
+    log(f"load: {total:,} triples in {seconds:.1f} s{_rate(total, seconds)}")
+    return seconds
 
 
 def _rate(count: int, seconds: float) -> str:

@@ -15,16 +15,9 @@ from math import inf
 from reasoner.compiler.binarize import Binarizer
 from reasoner.compiler.disjunction import alternatives
 from reasoner.compiler.network import (
-    Expand,
-    Filter,
-    Fold,
-    Guard,
-    Join,
-    Negation,
     Network,
     NodeSpec,
     Output,
-    Union,
 )
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.ast import (
@@ -129,29 +122,9 @@ def _horizons(nodes: tuple[NodeSpec, ...], roots: set[int]) -> tuple[tuple[int, 
     stored: list[tuple[int, Time | None]] = []
     for spec in reversed(nodes):  # users come after their inputs
         own = reach.get(spec.id, inf)
-        match spec:
-            case Join() | Negation():
-                inner = own if spec.window is None else min(own, spec.window)
-                children: tuple[int, ...] = (spec.left, spec.right)
-                if isinstance(spec, Negation):
-                    children += (spec.negated,)
-                for child in children:
-                    widen(child, inner)
-                stored.append((spec.id, None if inner == inf else inner))
-            case Filter():
-                widen(spec.input, own if spec.window is None else min(own, spec.window))
-            case Union():
-                widen(spec.left, own)
-                widen(spec.right, own)
-            case Expand():
-                widen(spec.input, own)
-            case Fold():
-                widen(spec.input, own)
-                if spec.start is not None:
-                    widen(spec.start, own)
-                    stored.append((spec.id, None if own == inf else own))
-            case Guard():
-                widen(spec.input, own)
-                widen(spec.negated, own)
-                stored.append((spec.id, None if own == inf else own))
+        inner = own if spec.bound is None else min(own, spec.bound)
+        for child in spec.inputs:
+            widen(child, inner)
+        if spec.stores:
+            stored.append((spec.id, None if inner == inf else inner))
     return tuple(sorted(stored))

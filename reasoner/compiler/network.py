@@ -5,6 +5,13 @@ events, "goals"). Each node produces occurrences ``(values, start, end)`` where 
 lines up with the node's ``variables``. Nodes are shared between rules when their
 sub-patterns are identical up to variable names. The runtime instantiates one stateful
 operator per node; this module only describes them.
+
+Every node kind answers, for the passes that treat all kinds alike (window push-down here,
+wiring and garbage collection in the engine): ``inputs``, the nodes it reads in network
+order (the order in which its run-time node receives their floors); ``feeds``, the inputs
+whose start can become its output's start; ``stores``, whether it holds occurrences (and so
+gets a horizon); ``bound``, the window that bounds its output's length, pushed down to its
+inputs; ``sides``, the name of each input in the delivery order (0 left, 1 right, 2 negated).
 """
 
 from __future__ import annotations
@@ -13,9 +20,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import inf
+from typing import ClassVar
 
 from reasoner.language.ast import EventAtom, Span, Term
-from reasoner.language.operators import Operator
+from reasoner.language.operators import Operator, join_interval
 from reasoner.language.printer import to_source
 from reasoner.values import Time
 
@@ -29,6 +37,14 @@ class Source:
     args: tuple[Term, ...]
     variables: tuple[str, ...]
 
+    #: No inputs; the engine feeds it the events it matches.
+    inputs: ClassVar[tuple[int, ...]] = ()
+    feeds: ClassVar[tuple[int, ...]] = ()
+    stores: ClassVar[bool] = False
+    bound: ClassVar[None] = None
+
+    sides: ClassVar[tuple[int, ...]] = ()
+
     def describe(self) -> str:
         inner = ", ".join(to_source(a) for a in self.args)
         return f"source {self.name}({inner})" if self.args else f"source {self.name}"
@@ -41,6 +57,13 @@ class Clock:
     id: int
     time: Time
     variables: tuple[str, ...] = ()
+
+    inputs: ClassVar[tuple[int, ...]] = ()
+    feeds: ClassVar[tuple[int, ...]] = ()
+    stores: ClassVar[bool] = False
+    bound: ClassVar[None] = None
+
+    sides: ClassVar[tuple[int, ...]] = ()
 
     def describe(self) -> str:
         return f"time point {_time(self.time)}"
@@ -67,6 +90,22 @@ class Join:
     window: Time | None = None
     policy: str = "unrestricted"
 
+    stores: ClassVar[bool] = True
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.left, self.right)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return tuple(self.inputs[side] for side in join_interval(self.op).start_sides)
+
+    @property
+    def bound(self) -> Time | None:
+        return self.window
+
+    sides: ClassVar[tuple[int, ...]] = (0, 1)
+
     def describe(self) -> str:
         text = f"{self.op} n{self.left} n{self.right}"
         if self.left_key:
@@ -84,6 +123,19 @@ class Union:
     variables: tuple[str, ...]
     left_projection: tuple[int, ...]
     right_projection: tuple[int, ...]
+
+    stores: ClassVar[bool] = False
+    bound: ClassVar[None] = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.left, self.right)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs
+
+    sides: ClassVar[tuple[int, ...]] = (0, 1)
 
     def describe(self) -> str:
         return f"or n{self.left} n{self.right}"
@@ -111,6 +163,22 @@ class Negation:
     window: Time | None = None
     policy: str = "unrestricted"
 
+    stores: ClassVar[bool] = True
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.negated, self.left, self.right)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return (self.left,)
+
+    @property
+    def bound(self) -> Time | None:
+        return self.window
+
+    sides: ClassVar[tuple[int, ...]] = (2, 0, 1)
+
     def describe(self) -> str:
         text = f"not n{self.negated} between n{self.left} n{self.right}"
         return text + _extras(self.conditions, self.window, self.policy)
@@ -131,6 +199,19 @@ class Guard:
     blocker_key: tuple[tuple[int, int], ...]
     memory: Time | None = None
 
+    stores: ClassVar[bool] = True
+    bound: ClassVar[None] = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input, self.negated)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs
+
+    sides: ClassVar[tuple[int, ...]] = (0, 2)
+
     def describe(self) -> str:
         text = f"{self.op} n{self.input} unless n{self.negated}"
         return text if self.memory is None else f"{text} within {_time(self.memory)}"
@@ -146,6 +227,22 @@ class Filter:
     conditions: tuple[Term, ...] = ()
     window: Time | None = None
 
+    stores: ClassVar[bool] = False
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs
+
+    @property
+    def bound(self) -> Time | None:
+        return self.window
+
+    sides: ClassVar[tuple[int, ...]] = (0,)
+
     def describe(self) -> str:
         return f"filter n{self.input}" + _extras(self.conditions, self.window, "unrestricted")
 
@@ -158,6 +255,19 @@ class Expand:
     input: int
     variables: tuple[str, ...]
     goal: Term
+
+    stores: ClassVar[bool] = False
+    bound: ClassVar[None] = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs
+
+    sides: ClassVar[tuple[int, ...]] = (0,)
 
     def describe(self) -> str:
         return f"multiply n{self.input} by {to_source(self.goal)}"
@@ -185,6 +295,24 @@ class Fold:
     start: int | None = None
     start_key: tuple[int, ...] = ()
     policy: str = "unrestricted"
+
+    bound: ClassVar[None] = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,) if self.start is None else (self.start, self.input)
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs if self.start is None else (self.start,)
+
+    @property
+    def stores(self) -> bool:
+        return self.start is not None
+
+    @property
+    def sides(self) -> tuple[int, ...]:
+        return (0,) if self.start is None else (1, 0)
 
     def describe(self) -> str:
         what = self.function if self.value is None else f"{self.function}(#{self.value})"
@@ -284,7 +412,7 @@ def delivery_ranks(network: Network, first_output: int = 0) -> dict[tuple[int, i
         ranks[(-1 - index, 0)] = head
         passing[out.input] = max(passing.get(out.input, head), head)
     for spec in reversed(network.nodes):  # users come after their inputs
-        for side, child in _sides(spec):
+        for side, child in zip(spec.sides, spec.inputs, strict=True):
             if isinstance(spec, Join | Negation | Fold) or (isinstance(spec, Guard) and side):
                 body = first_output + bisect_right(starts, spec.id) - 1
                 rank: Rank = (-body, spec.id, side)
@@ -293,19 +421,3 @@ def delivery_ranks(network: Network, first_output: int = 0) -> dict[tuple[int, i
             ranks[(spec.id, side)] = rank
             passing[child] = max(passing.get(child, rank), rank)
     return ranks
-
-
-def _sides(spec: NodeSpec) -> list[tuple[int, int]]:
-    """(side, input node id) of every input of a node."""
-    match spec:
-        case Join() | Union():
-            return [(0, spec.left), (1, spec.right)]
-        case Negation():
-            return [(0, spec.left), (1, spec.right), (2, spec.negated)]
-        case Guard():
-            return [(0, spec.input), (2, spec.negated)]
-        case Fold():
-            return [(0, spec.input)] + ([] if spec.start is None else [(1, spec.start)])
-        case Filter() | Expand():
-            return [(0, spec.input)]
-    return []

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
-from reasoner.language.ast import Program
-from reasoner.language.ast import term_variables
+from reasoner.language.ast import Program, term_variables
 
 
 def program_knowledge(program: Program) -> Knowledge:

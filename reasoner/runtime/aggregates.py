@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import Any
 
 from reasoner.knowledge.builtins import apply_function
-from reasoner.runtime.nodes import Node, Runtime, Values, picker, tuple_picker
+from reasoner.runtime.nodes import Emit, Node, Runtime, Values, picker, tuple_picker
 from reasoner.runtime.policies import INF, Store, make_store
 from reasoner.values import Time
 
@@ -155,6 +155,13 @@ class SlidingAggregateNode(Node):
 
     __slots__ = ("groups", "_function", "_window", "_key", "_group_values", "_value")
 
+    holds = True
+    wiring = (0,)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.receive,)
+
     def __init__(
         self,
         node_id: int,
@@ -214,6 +221,13 @@ class StartedAggregateNode(Node):
     over the p2 occurrences (with the same group values) that started after it ended."""
 
     __slots__ = ("starts", "_function", "_window", "_start_key", "_key", "_value", "_trace")
+
+    holds = True
+    wiring = (1, 0)  # items before starts: an occurrence that is both never counts itself
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.start_in, self.item_in)
 
     def __init__(
         self,

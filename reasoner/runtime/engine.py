@@ -38,7 +38,6 @@ from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, Term, Var
-from reasoner.language.operators import join_interval
 from reasoner.language.parser import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
@@ -216,96 +215,14 @@ class Engine:
         return "".join(self._network_dumps)
 
     def _instantiate(self, network: Network) -> None:
-        rt = self._runtime
         prefixes = dict(network.prefixes)
         horizon = dict(network.horizons)
         rank = delivery_ranks(network, len(self._outputs))
         for spec in network.nodes:
-            node: Node
-            match spec:
-                case Source():
-                    node = self._source(spec, prefixes)
-                case Clock(time=time):
-                    node = ClockNode(spec.id, rt, time, pending=time >= rt.now)
-                    if time >= rt.now:
-                        rt.schedule(time, node.fire)
-                case Join():
-                    node = JoinNode(
-                        spec.id,
-                        rt,
-                        spec.op,
-                        spec.left_key,
-                        spec.right_key,
-                        spec.right_rest,
-                        len(self._specs[spec.right].variables),
-                        self._condition(spec.conditions, spec.variables, prefixes),
-                        spec.window,
-                        spec.policy,
-                        self._tie_break,
-                        self._provenance,
-                    )
-                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
-                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
-                case Negation():
-                    node = NegationNode(
-                        spec.id,
-                        rt,
-                        spec.left_key,
-                        spec.right_key,
-                        spec.right_rest,
-                        len(self._specs[spec.left].variables),
-                        spec.blocker_key,
-                        self._condition(spec.conditions, spec.variables, prefixes),
-                        spec.window,
-                        spec.policy,
-                        self._tie_break,
-                        self._provenance,
-                    )
-                    self._nodes[spec.negated].connect(node.negated_in, rank[(spec.id, 2)])
-                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
-                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
-                case Guard():
-                    node = GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
-                    self._nodes[spec.negated].connect(node.negated_in, rank[(spec.id, 2)])
-                    self._nodes[spec.input].connect(node.input_in, rank[(spec.id, 0)])
-                case Union():
-                    node = UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
-                    self._nodes[spec.left].connect(node.left_in, rank[(spec.id, 0)])
-                    self._nodes[spec.right].connect(node.right_in, rank[(spec.id, 1)])
-                case Filter():
-                    node = FilterNode(
-                        spec.id,
-                        rt,
-                        self._condition(spec.conditions, spec.variables, prefixes),
-                        spec.window,
-                    )
-                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
-                case Fold(start=None):
-                    node = SlidingAggregateNode(
-                        spec.id, rt, spec.function, spec.value, spec.group, spec.window
-                    )
-                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
-                case Fold(start=int(start)):
-                    node = StartedAggregateNode(
-                        spec.id,
-                        rt,
-                        spec.function,
-                        spec.value,
-                        spec.group,
-                        spec.start_key,
-                        spec.window,
-                        spec.policy,
-                        self._tie_break,
-                        self._provenance,
-                    )
-                    self._nodes[spec.input].connect(node.item_in, rank[(spec.id, 0)])
-                    self._nodes[start].connect(node.start_in, rank[(spec.id, 1)])
-                case Expand():
-                    goal = compile_goal(spec.goal, prefixes)
-                    # the input's values under this node's names (a shared input has its own)
-                    inputs = spec.variables[: len(self._specs[spec.input].variables)]
-                    node = ExpandNode(spec.id, rt, goal, inputs, spec.variables)
-                    self._nodes[spec.input].connect(node.receive, rank[(spec.id, 0)])
+            node = self._node(spec, prefixes)
+            for position in node.wiring:
+                receiver, side = node.receivers[position], spec.sides[position]
+                self._nodes[spec.inputs[position]].connect(receiver, rank[(spec.id, side)])
             node.horizon = horizon.get(spec.id)
             self._nodes.append(node)
             self._specs.append(spec)
@@ -315,13 +232,9 @@ class Engine:
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         self._feed_lists = [self._feeds(spec) for spec in self._specs]
-        self._input_lists = [_inputs(spec) for spec in self._specs]
+        self._input_lists = [spec.inputs for spec in self._specs]
         # The nodes that hold something (the others pass occurrences on): what a sweep visits.
-        self._keepers = [
-            i
-            for i, node in enumerate(self._nodes)
-            if not isinstance(node, SourceNode | UnionNode | FilterNode | ExpandNode)
-        ]
+        self._keepers = [i for i, node in enumerate(self._nodes) if node.holds]
         for (name, arity), sources in self._source_nodes.items():
             # One function per event type, the network above its sources fused into it
             # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
@@ -331,6 +244,78 @@ class Engine:
         if windows:
             # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
             self._sweep_every = min(self._sweep_every, min(windows) / 2)
+
+    def _node(self, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
+        """The run-time node of one network node (not yet connected)."""
+        rt = self._runtime
+        match spec:
+            case Source():
+                return self._source(spec, prefixes)
+            case Clock(time=time):
+                clock = ClockNode(spec.id, rt, time, pending=time >= rt.now)
+                if time >= rt.now:
+                    rt.schedule(time, clock.fire)
+                return clock
+            case Join():
+                return JoinNode(
+                    spec.id,
+                    rt,
+                    spec.op,
+                    spec.left_key,
+                    spec.right_key,
+                    spec.right_rest,
+                    len(self._specs[spec.right].variables),
+                    self._condition(spec.conditions, spec.variables, prefixes),
+                    spec.window,
+                    spec.policy,
+                    self._tie_break,
+                    self._provenance,
+                )
+            case Negation():
+                return NegationNode(
+                    spec.id,
+                    rt,
+                    spec.left_key,
+                    spec.right_key,
+                    spec.right_rest,
+                    len(self._specs[spec.left].variables),
+                    spec.blocker_key,
+                    self._condition(spec.conditions, spec.variables, prefixes),
+                    spec.window,
+                    spec.policy,
+                    self._tie_break,
+                    self._provenance,
+                )
+            case Guard():
+                return GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
+            case Union():
+                return UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
+            case Filter():
+                check = self._condition(spec.conditions, spec.variables, prefixes)
+                return FilterNode(spec.id, rt, check, spec.window)
+            case Fold(start=None):
+                return SlidingAggregateNode(
+                    spec.id, rt, spec.function, spec.value, spec.group, spec.window
+                )
+            case Fold():
+                return StartedAggregateNode(
+                    spec.id,
+                    rt,
+                    spec.function,
+                    spec.value,
+                    spec.group,
+                    spec.start_key,
+                    spec.window,
+                    spec.policy,
+                    self._tie_break,
+                    self._provenance,
+                )
+            case Expand():
+                goal = compile_goal(spec.goal, prefixes)
+                # the input's values under this node's names (a shared input has its own)
+                inputs = spec.variables[: len(self._specs[spec.input].variables)]
+                return ExpandNode(spec.id, rt, goal, inputs, spec.variables)
+        raise TypeError(f"not a network node: {spec!r}")
 
     def _source(self, spec: Source, prefixes: dict[str, str]) -> SourceNode:
         test, values, constants = argument_matcher(
@@ -620,18 +605,11 @@ class Engine:
         return floors
 
     def _feeds(self, spec: NodeSpec) -> Sequence[int]:
-        """The nodes whose occurrences' starts can become the start of ``spec``'s output."""
-        match spec:
-            case Source():
-                return self._producers.get((spec.name, len(spec.args)), ())
-            case Join():
-                sides = join_interval(spec.op).start_sides
-                return tuple((spec.left, spec.right)[side] for side in sides)
-            case Negation():
-                return (spec.left,)
-            case Fold(start=int(start)):
-                return (start,)
-        return _inputs(spec)
+        """The nodes whose occurrences' starts can become the start of ``spec``'s output (a
+        source's: the rules deriving its event)."""
+        if isinstance(spec, Source):
+            return self._producers.get((spec.name, len(spec.args)), ())
+        return spec.feeds
 
     # ------------------------------------------------------------------ reporting
 
@@ -664,7 +642,7 @@ class Engine:
             node_id = todo.pop()
             if node_id not in seen:
                 seen.add(node_id)
-                todo.extend(_inputs(self._specs[node_id]))
+                todo.extend(self._specs[node_id].inputs)
         return sorted(seen)
 
 
@@ -706,20 +684,3 @@ def _head_arguments(
         scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
         parts.append(f"f{i}(v)")
     return "(" + "".join(p + ", " for p in parts) + ")", scope
-
-
-def _inputs(spec: NodeSpec) -> tuple[int, ...]:
-    match spec:
-        case Join() | Union():
-            return (spec.left, spec.right)
-        case Negation():
-            return (spec.negated, spec.left, spec.right)
-        case Guard():
-            return (spec.input, spec.negated)
-        case Filter() | Expand():
-            return (spec.input,)
-        case Fold(start=None):
-            return (spec.input,)
-        case Fold(start=int(start)):
-            return (start, spec.input)
-    return ()

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import count
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from reasoner.compiler.network import Rank
 from reasoner.knowledge.base import Knowledge
@@ -110,6 +110,17 @@ class Node:
     """
 
     __slots__ = ("parents", "runtime", "horizon", "id", "emit")
+
+    #: Whether it holds occurrences (garbage collection visits it).
+    holds: ClassVar[bool] = False
+    #: The positions of :attr:`receivers` (and of the network node's ``inputs``) in the
+    #: order the engine connects them.
+    wiring: ClassVar[tuple[int, ...]] = ()
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        """What each input (in network order) calls with its occurrences."""
+        return ()
 
     def __init__(self, node_id: int, runtime: Runtime) -> None:
         self.id = node_id
@@ -251,6 +262,8 @@ class ClockNode(Node):
 
     __slots__ = ("time", "pending")
 
+    holds = True
+
     def __init__(self, node_id: int, runtime: Runtime, time: Time, pending: bool) -> None:
         super().__init__(node_id, runtime)
         self.time = time
@@ -278,6 +291,15 @@ class JoinNode(Node):
         "left_in",
         "right_in",
     )
+
+    holds = True
+    # Right before left: when one input feeds both sides (stock SEQ stock), an occurrence
+    # first meets its predecessors, then is stored.
+    wiring = (1, 0)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.left_in, self.right_in)
 
     def __init__(
         self,
@@ -441,6 +463,13 @@ class NegationNode(Node):
         "negated_in",
     )
 
+    holds = True
+    wiring = (0, 2, 1)  # blockers first, then right before left (as for joins)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.negated_in, self.left_in, self.right_in)
+
     def __init__(
         self,
         node_id: int,
@@ -550,6 +579,13 @@ class GuardNode(Node):
         "negated_in",
     )
 
+    holds = True
+    wiring = (1, 0)  # blockers first
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.input_in, self.negated_in)
+
     def __init__(
         self,
         node_id: int,
@@ -617,6 +653,12 @@ class UnionNode(Node):
 
     __slots__ = ("left_in", "right_in")
 
+    wiring = (0, 1)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.left_in, self.right_in)
+
     def __init__(
         self, node_id: int, runtime: Runtime, left: Sequence[int], right: Sequence[int]
     ) -> None:
@@ -635,6 +677,12 @@ class FilterNode(Node):
     """WHERE conditions and a window over one input."""
 
     __slots__ = ("_check", "_window")
+
+    wiring = (0,)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.receive,)
 
     def __init__(
         self,
@@ -659,6 +707,12 @@ class ExpandNode(Node):
     """event_multiply: one output per solution of a static goal."""
 
     __slots__ = ("_goal", "_inputs", "_outputs")
+
+    wiring = (0,)
+
+    @property
+    def receivers(self) -> tuple[Emit, ...]:
+        return (self.receive,)
 
     def __init__(
         self,

@@ -44,6 +44,7 @@ def test_interval_expressions_agree_with_allen_on_small_intervals() -> None:
         "starts": lambda ls, le, rs, re: ls == rs and le < re,
         "finishes": lambda ls, le, rs, re: le == re and rs < ls,
     }
+    assert set(allen) == {op for op, info in OPERATORS.items() if info.interval is not None}
     intervals = [(s, e) for s in range(4) for e in range(s, 4)]
     for op, holds in allen.items():
         interval = join_interval(op)  # type: ignore[arg-type]

@@ -21,10 +21,12 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.check import bound_variables
+from reasoner.language.operators import OPERATORS as OPERATOR_RECORDS
 from reasoner.runtime.events import Event
 
-OPERATORS = ("seq", "and", "par", "or", "equals", "meets", "during", "starts", "finishes")
-NEGATIONS = ("cnot", "fnot")
+# Every operator of the registry, so that a new one is tested against the reference at once.
+OPERATORS = tuple(op for op, info in OPERATOR_RECORDS.items() if not info.negation)
+NEGATIONS = tuple(op for op, info in OPERATOR_RECORDS.items() if info.negation)
 INPUTS = ("a", "b", "c")
 
 terms = st.sampled_from([Var("X"), Var("Y"), Number(1)])
