@@ -43,7 +43,7 @@ from reasoner.language.ast import (
     variable_names,
 )
 from reasoner.language.check import bound_variables
-from reasoner.language.operators import OPERATORS
+from reasoner.language.operators import OPERATORS, Operator
 from reasoner.values import Time
 
 
@@ -202,7 +202,6 @@ class Binarizer:
     def _build(
         self, p: Pattern, conds: tuple[Term, ...], window: Time | None, ctx: Context
     ) -> tuple[int, tuple[str, ...]]:
-        inner_ctx = ctx.within(window)
         match p:
             case Where(inner, condition):
                 binding = binding_condition(inner, condition)
@@ -214,115 +213,171 @@ class Binarizer:
                 tighter = size if window is None else min(window, size)
                 return self._pattern(inner, conds, tighter, ctx)
             case Binary("or", left, right):
-                lid, lvars = self._pattern(left, conds, window, ctx)
-                rid, rvars = self._pattern(right, conds, window, ctx)
-                out = tuple(v for v in lvars if v in rvars)
-                return self._add(
-                    Union,
-                    left=lid,
-                    right=rid,
-                    variables=out,
-                    left_projection=tuple(lvars.index(v) for v in out),
-                    right_projection=tuple(rvars.index(v) for v in out),
-                ), out
+                return self._union(left, right, conds, window, ctx)
             case Binary("seq", first, Star(repeated)):
                 # ETALIS's STAR_TIMES: zero repetitions (first alone) or first SEQ repeated,
                 # the interval ending with the last repetition; binds what first binds.
                 rewritten = Binary("or", first, Binary("seq", first, repeated))
                 return self._pattern(rewritten, conds, window, ctx)
-            case Binary("seq", first, Aggregate(function, items, result, sliding)):
-                # ETALIS's aggregate since a start: one aggregate per occurrence of first,
-                # joined with the items on the variables they share. Conditions on first
-                # alone go down; the rest (on the result) and the window filter the output.
-                lbound = bound_variables(first)
-                down = tuple(c for c in conds if set(variable_names(c)) <= lbound)
-                here = tuple(c for c in conds if c not in down)
-                sid, svars = self._pattern(first, down, None, inner_ctx)
-                iid, ivars = self._pattern(items, (), None, inner_ctx)
-                name, argument = aggregate_function(function)
-                shared = [v for v in svars if v in ivars]
-                out = svars + (result.name,)
-                node_id = self._add(
-                    Fold,
-                    input=iid,
-                    variables=out,
-                    function=name,
-                    value=None if argument is None else ivars.index(argument),
-                    group=tuple(ivars.index(v) for v in shared),
-                    window=sliding,
-                    start=sid,
-                    start_key=tuple(svars.index(v) for v in shared),
-                    policy=ctx.policy,
-                )
-                if here or window is not None:
-                    node_id = self._add(
-                        Filter, input=node_id, variables=out, conditions=here, window=window
-                    )
-                return node_id, out
+            case Binary("seq", first, Aggregate() as aggregate):
+                return self._started_aggregate(first, aggregate, conds, window, ctx)
             case Binary("cnot", Binary("seq", first, second), negated):
                 # ETALIS: a sequence guarded by cnot is NOT(negated).[first, second].
                 return self._pattern(Not(negated, first, second), conds, window, ctx)
-            case Binary("cnot" | "fnot" as op, left, right):
-                # The output is the left occurrence itself, so conditions and the window
-                # apply to the left side.
-                lid, lvars = self._pattern(left, conds, window, ctx)
-                nid, nvars = self._pattern(right, (), None, inner_ctx)
-                blocker = tuple((lvars.index(v), nvars.index(v)) for v in nvars if v in lvars)
-                return self._add(
-                    Guard,
-                    op=op,
-                    input=lid,
-                    negated=nid,
-                    variables=lvars,
-                    blocker_key=blocker,
-                    memory=inner_ctx.enclosing if op == "fnot" else None,
-                ), lvars
+            case Binary(op, left, right) if OPERATORS[op].negation:
+                return self._guard(op, left, right, conds, window, ctx)
             case Binary(op, left, right) if OPERATORS[op].interval is not None:
-                here, lconds, rconds = _split(conds, left, right)
-                lid, lvars = self._pattern(left, lconds, None, inner_ctx)
-                rid, rvars = self._pattern(right, rconds, None, inner_ctx)
-                out, lkey, rkey, rest = _join_layout(lvars, rvars)
-                return self._add(
-                    Join,
-                    op=op,
-                    left=lid,
-                    right=rid,
-                    variables=out,
-                    left_key=lkey,
-                    right_key=rkey,
-                    right_rest=rest,
-                    conditions=here,
-                    window=window,
-                    policy=ctx.policy,
-                ), out
+                return self._join(op, left, right, conds, window, ctx)
             case Not(negated, left, right):
-                here, lconds, rconds = _split(conds, left, right)
-                nid, nvars = self._pattern(negated, (), None, inner_ctx)
-                lid, lvars = self._pattern(left, lconds, None, inner_ctx)
-                rid, rvars = self._pattern(right, rconds, None, inner_ctx)
-                out, lkey, rkey, rest = _join_layout(lvars, rvars)
-                blocker = tuple((out.index(v), nvars.index(v)) for v in nvars if v in out)
-                return self._add(
-                    Negation,
-                    negated=nid,
-                    left=lid,
-                    right=rid,
-                    variables=out,
-                    left_key=lkey,
-                    right_key=rkey,
-                    right_rest=rest,
-                    blocker_key=blocker,
-                    conditions=here,
-                    window=window,
-                    policy=ctx.policy,
-                ), out
-            case _:
-                node_id, names = self._leaf(p, inner_ctx)
-                if conds or (window is not None and not isinstance(p, TimePoint)):
-                    node_id = self._add(
-                        Filter, input=node_id, variables=names, conditions=conds, window=window
-                    )
-                return node_id, names
+                return self._negation(negated, left, right, conds, window, ctx)
+        node_id, names = self._leaf(p, ctx.within(window))
+        if conds or (window is not None and not isinstance(p, TimePoint)):
+            node_id = self._add(
+                Filter, input=node_id, variables=names, conditions=conds, window=window
+            )
+        return node_id, names
+
+    def _union(
+        self,
+        left: Pattern,
+        right: Pattern,
+        conds: tuple[Term, ...],
+        window: Time | None,
+        ctx: Context,
+    ) -> tuple[int, tuple[str, ...]]:
+        lid, lvars = self._pattern(left, conds, window, ctx)
+        rid, rvars = self._pattern(right, conds, window, ctx)
+        out = tuple(v for v in lvars if v in rvars)
+        return self._add(
+            Union,
+            left=lid,
+            right=rid,
+            variables=out,
+            left_projection=tuple(lvars.index(v) for v in out),
+            right_projection=tuple(rvars.index(v) for v in out),
+        ), out
+
+    def _started_aggregate(
+        self,
+        first: Pattern,
+        aggregate: Aggregate,
+        conds: tuple[Term, ...],
+        window: Time | None,
+        ctx: Context,
+    ) -> tuple[int, tuple[str, ...]]:
+        # ETALIS's aggregate since a start: one aggregate per occurrence of first, joined
+        # with the items on the variables they share. Conditions on first alone go down;
+        # the rest (on the result) and the window filter the output.
+        inner_ctx = ctx.within(window)
+        lbound = bound_variables(first)
+        down = tuple(c for c in conds if set(variable_names(c)) <= lbound)
+        here = tuple(c for c in conds if c not in down)
+        sid, svars = self._pattern(first, down, None, inner_ctx)
+        iid, ivars = self._pattern(aggregate.pattern, (), None, inner_ctx)
+        name, argument = aggregate_function(aggregate.function)
+        shared = [v for v in svars if v in ivars]
+        out = svars + (aggregate.result.name,)
+        node_id = self._add(
+            Fold,
+            input=iid,
+            variables=out,
+            function=name,
+            value=None if argument is None else ivars.index(argument),
+            group=tuple(ivars.index(v) for v in shared),
+            window=aggregate.window,
+            start=sid,
+            start_key=tuple(svars.index(v) for v in shared),
+            policy=ctx.policy,
+        )
+        if here or window is not None:
+            node_id = self._add(
+                Filter, input=node_id, variables=out, conditions=here, window=window
+            )
+        return node_id, out
+
+    def _guard(
+        self,
+        op: Operator,
+        left: Pattern,
+        right: Pattern,
+        conds: tuple[Term, ...],
+        window: Time | None,
+        ctx: Context,
+    ) -> tuple[int, tuple[str, ...]]:
+        # The output is the left occurrence itself, so conditions and the window apply to
+        # the left side.
+        inner_ctx = ctx.within(window)
+        lid, lvars = self._pattern(left, conds, window, ctx)
+        nid, nvars = self._pattern(right, (), None, inner_ctx)
+        blocker = tuple((lvars.index(v), nvars.index(v)) for v in nvars if v in lvars)
+        return self._add(
+            Guard,
+            op=op,
+            input=lid,
+            negated=nid,
+            variables=lvars,
+            blocker_key=blocker,
+            memory=inner_ctx.enclosing if op == "fnot" else None,
+        ), lvars
+
+    def _join(
+        self,
+        op: Operator,
+        left: Pattern,
+        right: Pattern,
+        conds: tuple[Term, ...],
+        window: Time | None,
+        ctx: Context,
+    ) -> tuple[int, tuple[str, ...]]:
+        inner_ctx = ctx.within(window)
+        here, lconds, rconds = _split(conds, left, right)
+        lid, lvars = self._pattern(left, lconds, None, inner_ctx)
+        rid, rvars = self._pattern(right, rconds, None, inner_ctx)
+        out, lkey, rkey, rest = _join_layout(lvars, rvars)
+        return self._add(
+            Join,
+            op=op,
+            left=lid,
+            right=rid,
+            variables=out,
+            left_key=lkey,
+            right_key=rkey,
+            right_rest=rest,
+            conditions=here,
+            window=window,
+            policy=ctx.policy,
+        ), out
+
+    def _negation(
+        self,
+        negated: Pattern,
+        left: Pattern,
+        right: Pattern,
+        conds: tuple[Term, ...],
+        window: Time | None,
+        ctx: Context,
+    ) -> tuple[int, tuple[str, ...]]:
+        inner_ctx = ctx.within(window)
+        here, lconds, rconds = _split(conds, left, right)
+        nid, nvars = self._pattern(negated, (), None, inner_ctx)
+        lid, lvars = self._pattern(left, lconds, None, inner_ctx)
+        rid, rvars = self._pattern(right, rconds, None, inner_ctx)
+        out, lkey, rkey, rest = _join_layout(lvars, rvars)
+        blocker = tuple((out.index(v), nvars.index(v)) for v in nvars if v in out)
+        return self._add(
+            Negation,
+            negated=nid,
+            left=lid,
+            right=rid,
+            variables=out,
+            left_key=lkey,
+            right_key=rkey,
+            right_rest=rest,
+            blocker_key=blocker,
+            conditions=here,
+            window=window,
+            policy=ctx.policy,
+        ), out
 
     def _leaf(self, p: Pattern, ctx: Context) -> tuple[int, tuple[str, ...]]:
         match p:
