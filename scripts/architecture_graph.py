@@ -2,7 +2,7 @@
 
 Reads every module's imports (``import`` statements anywhere in it, with the standard
 library's ``ast``), groups modules by package (``reasoner.runtime``, ``connectors.spark``...;
-``reasoner``'s own modules ``errors``, ``values``, ``vocab`` and ``modes`` as ``reasoner.core``), puts
+``reasoner``'s own ``errors``, ``values``, ``vocab`` and ``modes`` as ``reasoner.core``), puts
 each package one layer above the highest package it imports, and writes
 docs/img/architecture.png: an arrow from a package to each package it imports, red when it
 points sideways or up (a cycle between layers). Run it after moving code between packages:
