@@ -33,6 +33,7 @@ from reasoner.language.ast import (
     Star,
     Term,
     TimePoint,
+    Var,
     Where,
     Window,
     term_variables,
@@ -128,7 +129,7 @@ def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozense
 
 def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[str]:
     def names(term: Term) -> frozenset[str]:
-        return frozenset(v.name for v in term_variables(term) if v.name != "_")
+        return frozenset(variable_names(term))
 
     def need(*terms: Term) -> None:
         for term in terms:
