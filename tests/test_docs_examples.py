@@ -85,11 +85,15 @@ ELSEWHERE = {
     (
         "rdf-streams.md",
         "reasoner mesowest to-rdf data/mesowest/sample/*.csv --out sample.trig",
-    ): "NOT RUN as written: STORE is a placeholder; tests/rdf/test_mesowest_rdf.py runs to-rdf and `run --format rdf` with the blizzard rules",  # noqa: E501
+    ): "NOT RUN as written: STORE is a placeholder; tests/connectors/rdf/test_mesowest_rdf.py runs to-rdf and `run --format rdf` with the blizzard rules",  # noqa: E501
     (
         "testing.md",
         "bash scripts/mutants.sh --list                  # the mutants' names",
     ): "NOT RUN: the mutation check runs chosen suites once per mutant (minutes, Spark included); it is a development tool outside scripts/test.sh",  # noqa: E501
+    (
+        "architecture.md",
+        "python scripts/architecture_graph.py   # writes docs/img/architecture.png, prints the layers",  # noqa: E501
+    ): "NOT RUN: it rewrites the committed picture docs/img/architecture.png; run by hand after moving code between packages",  # noqa: E501
     (
         "pipeline.md",
         "# from Maven Central (needs network access when Spark starts):",
