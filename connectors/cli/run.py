@@ -353,6 +353,10 @@ def run(args: argparse.Namespace) -> int:
         checkpoints.remove()
     stats = engine.stats()
     extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
+    unread: dict[str, int] = getattr(engine, "unread", dict)()  # (not with --workers)
+    if unread:
+        names = ", ".join(f"{name} ({count})" for name, count in sorted(unread.items()))
+        extra += f", events no rule reads: {names}"
     if refresher is not None and (refresher.refreshed or refresher.failed):
         extra += f", knowledge refreshed {refresher.refreshed} times"
         extra += f" ({refresher.failed} refreshes failed)" if refresher.failed else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,6 +157,8 @@ class Engine:
             "rejected": 0,
             "duplicates": 0,
         }
+        # input events no rule reads, by name (counted off the hot path: they have no route)
+        self._unread: Counter[str] = Counter()
         self._last_sweep: Time = -math.inf
         self._ticks = 0
         self._sweep_every: Time = math.inf
@@ -425,6 +427,8 @@ class Engine:
         buffer of a lateness bound."""
         self._validate(event)
         self._counts["events_in"] += 1
+        if (event.name, len(event.args)) not in self._routes:
+            self._unread[event.name] += 1
         if self._lateness:
             heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
             self._latest = max(self._latest, event.end)
@@ -616,6 +620,16 @@ class Engine:
     def stats(self) -> Stats:
         """Events in, detections out, occurrences stored now, expired, rejected."""
         return Stats(stored=self.stored(), **self._counts)
+
+    def unread(self) -> dict[str, int]:
+        """How many input events of each name no rule reads (a misspelt name shows here).
+
+        >>> engine = Engine("c <- a SEQ b.")
+        >>> _ = engine.push(Event.at("A", (), 1)), engine.push(Event.at("A", (), 2))
+        >>> engine.unread()
+        {'A': 2}
+        """
+        return dict(self._unread)
 
     def stored(self) -> int:
         """How many occurrences the network holds right now (its "goals")."""

@@ -96,3 +96,18 @@ def test_ctrl_c_prints_the_summary_then_exits_130() -> None:
     assert stderr.splitlines()[-1].startswith("2 events, ")
     assert stderr.splitlines()[-1].endswith(", interrupted")
     assert "Traceback" not in stderr
+
+
+def test_the_summary_names_the_events_no_rule_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "e.jsonl"
+    lines = [("stock", 1), ("Stock", 2), ("Stock", 3), ("trade", 4)]
+    events.write_text(
+        "".join(json.dumps({"name": n, "args": ["GO", 1, 2], "time": t}) + "\n" for n, t in lines)
+    )
+    assert main(["run", RULES, "--events", str(events)]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "4 events, 0 detections written, 0 malformed lines and 0 rejected events skipped, "
+        "events no rule reads: Stock (2), trade (1)"
+    )
