@@ -137,8 +137,11 @@ class ParallelEngine:
         context = multiprocessing.get_context("fork")
         for _ in range(self.workers):
             here, there = context.Pipe()
+            # The child closes every router end it inherits (its own peer's included), so
+            # that its pipe reports end-of-file when the router dies, even by SIGKILL.
+            inherited = [here, *self._connections]
             process = context.Process(
-                target=_work, args=(there, program, options, knowledge), daemon=True
+                target=_work, args=(there, inherited, program, options, knowledge), daemon=True
             )
             process.start()
             there.close()
@@ -412,11 +415,14 @@ def _answer(connection: Connection) -> Any:
 
 def _work(
     connection: Connection,
+    inherited: list[Connection],
     program: Program,
     options: dict[str, Any],
     knowledge: Callable[[], Knowledge],
 ) -> None:
-    """A worker: runs the keyed rules on the batches it receives."""
+    """A worker: runs the keyed rules on the batches it receives, until the router is gone."""
+    for router_end in inherited:
+        router_end.close()
     engine = Engine(program, knowledge=knowledge(), **options)
     checked: bytes | None = None
     while True:

@@ -3,6 +3,12 @@ number of workers, under every policy."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
@@ -158,3 +164,39 @@ def test_snapshot_restore_between_batches() -> None:
         assert before + list(second.run(stream[10:])) == expected
     with ParallelEngine(rules, workers=3) as other, pytest.raises(SnapshotError):
         other.restore(data)
+
+
+ROUTER = """
+import sys
+from reasoner.runtime.parallel import ParallelEngine
+engine = ParallelEngine("c(K) <- a(K) SEQ b(K).", workers=2)
+print(*(process.pid for process in engine._processes), flush=True)
+sys.stdin.read()
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_exit_when_the_router_is_killed() -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", ROUTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as router:
+        assert router.stdout is not None
+        workers = [int(pid) for pid in router.stdout.readline().split()]
+        assert len(workers) == 2 and all(_running(pid) for pid in workers)
+        router.kill()
+    for _ in range(600):  # a liveness bound, not a speed check: orphans would stay forever
+        if not any(_running(pid) for pid in workers):
+            break
+        time.sleep(0.1)
+    left = [pid for pid in workers if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
