@@ -111,3 +111,19 @@ def test_the_summary_names_the_events_no_rule_reads(
         "4 events, 0 detections written, 0 malformed lines and 0 rejected events skipped, "
         "events no rule reads: Stock (2), trade (1)"
     )
+
+
+def test_mesowest_to_rdf_into_a_closed_pipe_is_one_line_and_141() -> None:
+    csv = sorted(str(path) for path in (ROOT / "data" / "mesowest" / "sample").glob("*.csv"))
+    command = " ".join(_command("mesowest", "to-rdf", *csv))
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert done.returncode == 141
+    first = "<https://w3id.org/etalis-reasoner/mesowest/KEVW/2021-01-10T00:00:00Z> {\n"
+    assert done.stdout == first
+    assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
