@@ -173,6 +173,17 @@ def term_value(term: Term, prefixes: Mapping[str, str]) -> Value | None:
     return _Compiler({**DEFAULT_PREFIXES, **prefixes}).arg(term).get({})
 
 
+def term_binder(term: Term, prefixes: Mapping[str, str]) -> Callable[[Value, Env], bool]:
+    """A function unifying ``term`` with a value: it writes the bindings it makes into the
+    environment it is given and says whether they agree.
+
+    >>> env = {}
+    >>> term_binder(Compound("f", (Var("X"), Atom("b"))), {})(Struct("f", (1, "b")), env), env
+    (True, {'X': 1})
+    """
+    return _Compiler({**DEFAULT_PREFIXES, **prefixes}).arg(term).bind
+
+
 # ------------------------------------------------------------------------ internals
 
 

@@ -213,3 +213,38 @@ def test_on_disk_store_and_unknown_regime(tmp_path: Path) -> None:
     assert kb.store.path == tmp_path / "db" and kb.snapshot().stats["triples"] > 0
     with pytest.raises(KnowledgeError, match="unknown entailment"):
         KnowledgeBase(entailment="rdfs+")
+
+
+def test_on_demand_answers_are_kept_per_version_and_a_refresh_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # excess/3 needs its Limit as input, so it is answered top-down per call (on demand).
+    excess = StaticRule(
+        c("excess", Var("O"), Var("Limit"), Var("D")),
+        (c("wt:speed", Var("O"), Var("S")), c("is", Var("D"), c("-", Var("S"), Var("Limit")))),
+    )
+    data = tmp_path / "obs.ttl"
+    data.write_text(f'<{EX}o> <{WT}speed> "60"^^<http://www.w3.org/2001/XMLSchema#int> .')
+    kb = KnowledgeBase([ONTOLOGY, data], program=program(excess))
+    first = kb.snapshot()
+    o = IRI(EX + "o")
+    assert list(first.solve("excess", (o, 50, None))) == [(o, 50, 10)]
+    assert first.answers == {("excess", (o, 50, None)): ((o, 50, 10),)}
+    assert list(first.solve("excess", (o, 50, None))) == [(o, 50, 10)]  # from the cache
+    assert list(first.solve("wt:speed", (o, None))) == []  # not a predicate of the program
+    assert list(first.solve(WT + "speed", (o, None))) == [(o, 60)]
+    assert len(first.answers) == 1  # materialised and store relations are not kept here
+    data.write_text(f'<{EX}o> <{WT}speed> "75"^^<http://www.w3.org/2001/XMLSchema#int> .')
+    second = kb.refresh()
+    assert second.answers == {}
+    assert list(second.solve("excess", (o, 50, None))) == [(o, 50, 25)]
+    assert list(first.solve("excess", (o, 50, None))) == [(o, 50, 10)]  # the old version's
+    # Bounded: past MAX_ANSWERS patterns the cache starts over, answers stay right.
+    monkeypatch.setattr("reasoner.knowledge.snapshot.MAX_ANSWERS", 2)
+    for limit, expected in ((10, 65), (20, 55), (30, 45)):
+        assert list(second.solve("excess", (o, limit, None))) == [(o, limit, expected)]
+    # (50, 10) filled it; 20 found it full and started over; 30 joined 20.
+    assert second.answers == {
+        ("excess", (o, 20, None)): ((o, 20, 55),),
+        ("excess", (o, 30, None)): ((o, 30, 45),),
+    }

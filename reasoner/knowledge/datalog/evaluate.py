@@ -28,7 +28,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.datalog.relation import Relation, Row
 from reasoner.knowledge.datalog.rules import Rule
 from reasoner.knowledge.datalog.stratify import Key, Strata, Stratum
-from reasoner.knowledge.goals import Env, Goal, compile_goal, term_value
+from reasoner.knowledge.goals import Env, Goal, compile_goal, term_binder, term_value
 from reasoner.language.ast import Atom, Compound, ListTerm, Term, Var
 from reasoner.values import Struct, Value
 
@@ -201,32 +201,6 @@ def _builder(term: Term, prefixes: Mapping[str, str]) -> Callable[[Env], Value]:
 ANONYMOUS = Var("_")
 
 
-def _unify(term: Term, value: Value, env: Env, prefixes: Mapping[str, str]) -> bool:
-    """Bind a head argument to a caller's value (top-down calls)."""
-    match term:
-        case Var("_"):
-            return True
-        case Var(name):
-            if name in env:
-                return bool(env[name] == value)
-            env[name] = value
-            return True
-        case Compound(functor, args):
-            return (
-                isinstance(value, Struct)
-                and value.functor == functor
-                and len(value.args) == len(args)
-                and all(_unify(a, v, env, prefixes) for a, v in zip(args, value.args, strict=True))
-            )
-        case ListTerm(items, None):
-            return (
-                isinstance(value, tuple)
-                and len(value) == len(items)
-                and all(_unify(a, v, env, prefixes) for a, v in zip(items, value, strict=True))
-            )
-    return bool(term_value(term, prefixes) == value)
-
-
 class DerivedKnowledge:
     """The static knowledge after rules: a :class:`Knowledge` over base + model + on-demand.
 
@@ -256,6 +230,10 @@ class DerivedKnowledge:
         key = (predicate, arity)
         return key in self.model or key in self._on_demand or self.base.defines(predicate, arity)
 
+    def on_demand(self, predicate: str, arity: int) -> bool:
+        """Whether the predicate is answered top-down per call (not materialised)."""
+        return (predicate, arity) in self._on_demand
+
     def solve(self, predicate: str, pattern: tuple[Value | None, ...]) -> Iterator[Row]:
         """Tuples of the predicate agreeing with the bound positions of ``pattern``.
 
@@ -272,21 +250,18 @@ class DerivedKnowledge:
         return self.base.solve(predicate, pattern)
 
     def _top_down(
-        self, rules: tuple[tuple[Rule, Goal], ...], pattern: tuple[Value | None, ...]
+        self, rules: tuple[_TopDown, ...], pattern: tuple[Value | None, ...]
     ) -> Iterator[Row]:
         seen: set[Row] = set()
-        for rule, body in rules:
+        for rule, body, binders, builders in rules:
             env: Env = {}
-            if not all(
-                v is None or _unify(t, v, env, self.prefixes)
-                for t, v in zip(rule.head, pattern, strict=True)
-            ):
+            if not all(v is None or bind(v, env) for bind, v in zip(binders, pattern, strict=True)):
                 continue
             for solution in body.solutions(env, self):
                 # an anonymous head argument takes the caller's value (it matches anything)
                 row = tuple(
-                    v if v is not None and t == ANONYMOUS else _builder(t, self.prefixes)(solution)
-                    for t, v in zip(rule.head, pattern, strict=True)
+                    v if v is not None and t == ANONYMOUS else build(solution)
+                    for t, v, build in zip(rule.head, pattern, builders, strict=True)
                 )
                 if row not in seen:
                     seen.add(row)
@@ -318,11 +293,23 @@ class _Overlay:
         return self.view.solve(predicate, pattern)
 
 
-def _compile_top_down(rule: Rule, prefixes: Mapping[str, str]) -> tuple[Rule, Goal]:
+#: An on-demand rule compiled: the rule, its body goal, and per head argument a function
+#: unifying it with the caller's value and one building its value from the body's bindings.
+_TopDown = tuple[
+    Rule, Goal, tuple[Callable[[Value, Env], bool], ...], tuple[Callable[[Env], Value], ...]
+]
+
+
+def _compile_top_down(rule: Rule, prefixes: Mapping[str, str]) -> _TopDown:
     body: Term = Atom("true")
     goals = [lit.term for lit in rule.body]
     if goals:
         body = goals[-1]
         for g in reversed(goals[:-1]):
             body = Compound(",", (g, body))
-    return rule, compile_goal(body, prefixes)
+    return (
+        rule,
+        compile_goal(body, prefixes),
+        tuple(term_binder(t, prefixes) for t in rule.head),
+        tuple(_builder(t, prefixes) for t in rule.head),
+    )
