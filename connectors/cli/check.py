@@ -2,7 +2,8 @@
 
 Every file is parsed and checked; every diagnostic goes to standard error as
 ``file:line:col: message`` with the source line and a caret. Exit status 0 when every file is
-valid (warnings allowed), 1 otherwise. ``--emit ast`` prints each valid file's AST dump,
+valid (warnings allowed unless ``--warnings-as-errors``), 1 otherwise; ``--unread-heads`` also
+warns about each head no rule of its file reads. ``--emit ast`` prints each valid file's AST dump,
 ``--emit partitioning`` the partition analysis of all the files together.
 """
 
@@ -63,6 +64,16 @@ def register(subparsers: Any) -> None:
         help="print this form of each valid file on stdout (partitioning: of all the files "
         "together, the partition key and the rules it keys; docs/scale-out.md)",
     )
+    p.add_argument(
+        "--warnings-as-errors",
+        action="store_true",
+        help="exit with status 1 when there is any warning",
+    )
+    p.add_argument(
+        "--unread-heads",
+        action="store_true",
+        help="also warn about each rule head no rule of its file reads (normally an output)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -70,14 +81,16 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     """Check the files named in ``args.rules``.
 
     Args:
-        args: parsed arguments (``rules``, ``emit``).
+        args: parsed arguments (``rules``, ``emit``, ``warnings_as_errors``,
+            ``unread_heads``).
         out: where emitted forms go (default standard output).
         err: where diagnostics go (default standard error).
 
     Returns:
-        0 if every file is valid, else 1.
+        0 if every file is valid (and, with ``warnings_as_errors``, has no warning), else 1.
 
-    >>> run(argparse.Namespace(rules=["rules/stock.event"], emit=None))  # doctest: +SKIP
+    >>> run(argparse.Namespace(rules=["rules/stock.event"], emit=None, warnings_as_errors=False,
+    ...                        unread_heads=False))  # doctest: +SKIP
     0
     """
     from reasoner.language.check import check
@@ -99,10 +112,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             print(f"reasoner: {exc}", file=err)
             status = 1
             continue
-        diagnostics = check(program)
+        diagnostics = check(program, args.unread_heads)
         for d in diagnostics:
             print(d.render(), file=err)
-        if any(d.severity == "error" for d in diagnostics):
+        failing = {"error", "warning"} if args.warnings_as_errors else {"error"}
+        if any(d.severity in failing for d in diagnostics):
             status = 1
         elif args.emit in WHOLE_PROGRAM:
             whole = whole + program

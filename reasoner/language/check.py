@@ -3,7 +3,8 @@
 Errors: unbound head variables, unbound ``WHERE`` variables, non-positive windows, ``STAR_TIMES``
 outside the right of ``SEQ``, unknown aggregate functions, negation (or aggregation) through
 recursion.
-Warnings: one event name used with different arities, ``event_rule_property`` for an unknown label.
+Warnings: one event name used with different arities, ``event_rule_property`` for an unknown label,
+and rules that can never fire (:mod:`reasoner.language.never`).
 The binding rules are those of ``SEMANTICS.md`` / ``docs/language.md``; :func:`bound_variables`
 is exported for the compiler.
 """
@@ -39,6 +40,7 @@ from reasoner.language.ast import (
     term_variables,
     variable_names,
 )
+from reasoner.language.never import never_fires
 from reasoner.language.operators import OPERATORS
 
 #: Rule properties whose value is a window size and must be positive.
@@ -170,11 +172,12 @@ def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[s
     return bound
 
 
-def check(program: Program) -> list[Diagnostic]:
+def check(program: Program, unread_heads: bool = False) -> list[Diagnostic]:
     """Every problem of ``program``: errors and warnings, in file order per kind.
 
     Args:
         program: a parsed program (``program.source`` supplies the source lines).
+        unread_heads: also warn about each head no rule reads (normally an output).
 
     Returns:
         The diagnostics; an empty list for a valid program.
@@ -192,6 +195,7 @@ def check(program: Program) -> list[Diagnostic]:
     out.extend(_recursion_problems(program))
     out.extend(_arity_warnings(program))
     out.extend(_property_warnings(program))
+    out.extend(never_fires(program, unread_heads))
     return [_diagnostic(message, span, severity, lines) for message, span, severity in out]
 
 
