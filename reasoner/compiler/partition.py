@@ -228,7 +228,12 @@ def _evaluate(
     blockers: dict[int, Blocker] = {}
     keyed = set(range(len(rules)))
     changed = True
-    while changed:
+    while changed or (demoted := _ordered_feeders(rules, keyed, policy)):
+        if not changed:  # keyed rules feeding a global rule that reads in arrival order
+            for i, blocked in demoted.items():
+                blockers[i] = blocked
+                keyed.discard(i)
+                keys[heads[i]] = None
         changed = False
         for i in sorted(keyed):
             position = _rule_key(rules[i], i, keys, policy)
@@ -250,6 +255,54 @@ def _evaluate(
             changed = True
     final = {(t, p) for t, p in keys.items() if p is not None}
     return _Result(final, keyed, blockers)
+
+
+def _ordered_feeders(
+    rules: tuple[EventRule, ...], keyed: set[int], policy: str
+) -> dict[int, Blocker]:
+    """The keyed rules deriving events that a global rule reads in arrival order (under
+    ``recent`` or ``chronological``, or into an aggregate), directly or through other global
+    rules. One engine interleaves the derivations of one input event between the two stages;
+    the stages apart cannot, so such rules run in the global stage too, which then sees its
+    events exactly as one engine does."""
+    heads = [(r.head.name, len(r.head.args)) for r in rules]
+    reasons: dict[int, tuple[int, str]] = {}
+    for i, rule in enumerate(rules):
+        reason = _order_reason(rule, policy)
+        if i not in keyed and reason is not None:
+            reasons[i] = (i, reason)
+    grown = True
+    while grown:  # global rules feeding an ordered global rule inherit its reason
+        read = {t: why for j, why in reasons.items() for t in _atom_types(rules[j].body)}
+        grown = False
+        for i in range(len(rules)):
+            if i not in keyed and i not in reasons and heads[i] in read:
+                reasons[i] = read[heads[i]]
+                grown = True
+    read = {t: why for j, why in reasons.items() for t in _atom_types(rules[j].body)}
+    out: dict[int, Blocker] = {}
+    for i in sorted(keyed):
+        if heads[i] in read:
+            j, reason = read[heads[i]]
+            out[i] = Blocker(
+                _name(rules[i], i),
+                "feeds",
+                f"global {_label(rules[j], j)} reads its events {reason}: they must reach it "
+                "in one engine's order, so it runs in the global stage too",
+                rules[i].span,
+            )
+    return out
+
+
+def _order_reason(rule: EventRule, policy: str) -> str | None:
+    """Why ``rule`` depends on the order its events arrive in within a time point (None: it
+    does not)."""
+    body, rule_policy = apply_properties(rule, policy)
+    if rule_policy != "unrestricted":
+        return f"under the {rule_policy} policy"
+    if _aggregates(body):
+        return "into an aggregate"
+    return None
 
 
 # ------------------------------------------------------------------------ one rule
@@ -400,6 +453,19 @@ def _atoms(p: Pattern) -> Iterator[EventAtom]:
         case Not(negated, left, right):
             for q in (negated, left, right):
                 yield from _atoms(q)
+
+
+def _aggregates(p: Pattern) -> bool:
+    match p:
+        case Aggregate():
+            return True
+        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
+            return _aggregates(inner)
+        case Binary(_, left, right):
+            return _aggregates(left) or _aggregates(right)
+        case Not(negated, left, right):
+            return any(_aggregates(q) for q in (negated, left, right))
+    return False
 
 
 def _atom_types(p: Pattern) -> set[EventType]:

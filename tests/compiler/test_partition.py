@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_blizzard_keys_by_station_and_leaves_areas_global() -> None:
-    program = parse((ROOT / "rules" / "blizzard.event").read_text(), "blizzard.event")
+    text = (ROOT / "rules" / "blizzard.event").read_text()
+    unordered = text.replace("area([property(consumption_policy, recent)]) ", "area ")
+    program = parse(unordered, "blizzard.event")
     result = analyse(program)
     assert dict(result.keys) == {
         ("sensor_reading", 9): 0,
@@ -29,6 +31,28 @@ def test_blizzard_keys_by_station_and_leaves_areas_global() -> None:
         "blizzard.event:55:66: rule 5: event warningNear(A, _, _, _): "
         "its key (argument 2) is not a named variable"
     )
+
+
+def test_feeders_of_a_global_rule_in_arrival_order_run_globally() -> None:
+    """The area rule (recent) reads warningNear events in arrival order: with them derived
+    apart, in workers, it could not see them in one engine's order; so every rule feeding it
+    runs in the global stage too, and each says why."""
+    program = parse((ROOT / "rules" / "blizzard.event").read_text(), "blizzard.event")
+    result = analyse(program)
+    assert result.keyed == () and result.keys == ()
+    reasons = {b.rule: (b.operator, b.reason) for b in result.blockers}
+    assert reasons["4"] == (
+        "feeds",
+        "global rule area (blizzard.event:56:1) reads its events under the recent policy: "
+        "they must reach it in one engine's order, so it runs in the global stage too",
+    )
+    assert reasons["0"][1].startswith("global rule warn (blizzard.event:40:1) reads its events")
+    chronological = analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event"), "chronological")
+    assert chronological.keyed == ()
+    assert analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event")).keyed == (0,)
+    counted = parse("c(X) <- a(X). n(N) <- aggregate(count, c(_), N, time(3)).", "n.event")
+    [blocker] = [b for b in analyse(counted).blockers if b.rule == "0"]
+    assert "reads its events into an aggregate" in str(blocker)
 
 
 def test_join_on_different_keys_names_the_operator() -> None:
@@ -105,12 +129,11 @@ def test_check_emit_partitioning_reads_all_files(capsys: pytest.CaptureFixture[s
     files = [str(ROOT / "rules" / "blizzard.event"), str(ROOT / "rules" / "blizzard_noaa.event")]
     assert main(["check", *files, "--emit", "partitioning"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:5] == [
-        "key blizzardReading/2: argument 1",
-        "key blizzardSettling/4: argument 1",
-        "key blizzardWarning/3: argument 1",
-        "key sensor_reading/9: argument 1",
-        "key warningNear/4: argument 2",
-    ]
-    assert f"keyed rule warn ({files[0]}:40:1): blizzardWarning(S, T1, T3)" in lines
+    assert lines[0] == "key: none (nothing runs partitioned)"
+    assert f"global rule warn ({files[0]}:40:1): blizzardWarning(S, T1, T3)" in lines
     assert f"global rule area ({files[0]}:56:1): areaSettling(A, Stations, N + 1, T4)" in lines
+    assert (
+        f"blocked {files[0]}:48:1: rule 4: feeds: global rule area ({files[0]}:56:1) reads its "
+        "events under the recent policy: they must reach it in one engine's order, so it runs "
+        "in the global stage too"
+    ) in lines

@@ -73,6 +73,11 @@ def partitionable_programs(draw: st.DrawFn) -> Program:
     if draw(st.booleans()):  # a global rule: joins different keys on the value
         first, second = (EventAtom("d0", (Var(k), Var("V"))) for k in ("K1", "K2"))
         rules.append(EventRule(EventAtom("g", (Var("V"),)), Binary("and", first, second)))
+        if draw(st.booleans()):  # a global chain: meets keyed events derived with g's
+            keyed = EventAtom(f"d{len(rules) - 2}", (Var("K"), Var("V")))
+            operator = draw(st.sampled_from(["and", "seq", "equals"]))
+            body = Binary(operator, EventAtom("g", (Var("V"),)), keyed)
+            rules.append(EventRule(EventAtom("h", (Var("K"), Var("V"))), body))
     return Program(tuple(rules))
 
 
@@ -200,3 +205,24 @@ def test_workers_exit_when_the_router_is_killed() -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def test_global_rule_in_arrival_order_runs_with_its_feeders() -> None:
+    """One input event derives d0 and d1; g (global) follows d0. One engine dispatches d1
+    before g, so under recent g meets d1(2) (the latest), not d1(1): the stages apart would
+    see g first. The analysis therefore runs d0, d1 and g in the global stage too."""
+    rules = (
+        "d0(K, V) <- a(K, V). d1(K, V) <- a(K, V). d1(K, V) <- b(K, V).\n"
+        "g <- d0(_, _). h(K) <- g AND d1(K, _). e(K) <- c(K) SEQ c(K).\n"
+    )
+    stream = [Event.at("b", (1, 5), 0), Event.at("a", (2, 5), 1), Event.at("c", (3,), 2)]
+    stream.append(Event.at("c", (3,), 3))
+    for policy, h in (("recent", 2), ("chronological", 1), ("unrestricted", None)):
+        expected = event_order(Engine(rules, policy=policy).run(stream))
+        if h is not None:
+            assert [d for d in expected if d.name == "h"] == [Event("h", (h,), h - 1, 1)]
+        for workers in (1, 2, 3):
+            with ParallelEngine(rules, workers=workers, policy=policy, batch=1) as engine:
+                assert list(engine.run(stream)) == expected
+                keyed = (5,) if h is not None else (0, 1, 2, 5)
+                assert engine.partitioning.keyed == keyed
