@@ -9,7 +9,10 @@ occurrences under the unrestricted policy (the other policies would consume or r
 one partition only).
 
 The rules that are not keyed form the *global remainder*: they run after the keyed stage, on
-the events it derives (and on the input events they read themselves). A rule may declare its
+the events it derives (and on the input events they read themselves). A keyed rule feeding a
+global rule that reads in arrival order (``recent``, ``chronological``, an aggregate) runs in
+the global stage too: one engine interleaves the two stages' derivations of one input event,
+which the stages apart cannot reproduce. A rule may declare its
 key, ``[property(partition_key, K)]``, where the analysis cannot see that its occurrences
 share it (e.g. a WHERE condition equating two variables): its operators are then trusted.
 
