@@ -6,8 +6,9 @@ Two keyed workloads (docs/scale-out.md):
   interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
   storm systems placed at random, through rules/blizzard.event with the NOAA definition. The
   station neighbourhood (``near_station``, within ``--near-km``) is given as facts, so no
-  knowledge store is needed; the readings, settlings and warnings run per station, the areas
-  in the global stage.
+  knowledge store is needed. Its warning and area rules read in arrival order (``recent``), so
+  the partition analysis runs every rule in the global stage (docs/scale-out.md): this replay
+  shows what ``--workers`` costs a program that does not partition.
 * **stock ticker** with ``--companies`` companies (random walks): per company, rises within a
   minute (recent policy) and a moving average over the last 10 quotes.
 
