@@ -1,6 +1,6 @@
 """Scale-out: events/s with 1 and 2 worker processes, checkpoint cost, snapshot size.
 
-Two keyed workloads (docs/scale-out.md):
+Two workloads (docs/scale-out.md):
 
 * **MesoWest-style replay**: ``--stations`` synthetic stations (default 2,000, spread over the
   interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
