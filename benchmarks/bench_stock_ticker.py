@@ -74,9 +74,10 @@ def replay(engine: Engine, events: list) -> tuple[float, Counter[str], int]:
 
 def end_to_end(
     rules: Path, policy: str, events: list, folder: Path, runs: int
-) -> tuple[float, float, int]:
+) -> tuple[float | None, float, int]:
     """A ``reasoner run`` process over ``events`` written as JSON lines, ``runs`` times: the
-    median events/s with its start-up subtracted, the median start-up (seconds), and the
+    median events/s with its start-up subtracted (None when no run took longer than its
+    start-up: the stream is too short to tell), the median start-up (seconds), and the
     detections written."""
     stream, out = folder / "stream.jsonl", folder / "detections.jsonl"
     with open(stream, "w", encoding="utf-8") as f:
@@ -87,10 +88,12 @@ def end_to_end(
         options = ("--output", str(out), "--policy", policy, "--max-span", "0")
         startups.append(run_command(str(rules), "--events", str(folder / "empty.jsonl"), *options))
         elapsed = run_command(str(rules), "--events", str(stream), *options)
-        rates.append(len(events) / max(elapsed - startups[-1], 1e-9))
+        if elapsed > startups[-1]:
+            rates.append(len(events) / (elapsed - startups[-1]))
     with open(out, encoding="utf-8") as f:
         written = sum(1 for _ in f)
-    return statistics.median(rates), statistics.median(startups), written
+    rate = statistics.median(rates) if rates else None
+    return rate, statistics.median(startups), written
 
 
 def run_command(*args: str) -> float:
@@ -136,9 +139,15 @@ def main() -> None:
             measured = [run_once(rules, policy, events) for _ in range(runs)]
             rate = statistics.median(m[0] for m in measured)
             counts, stored = measured[0][1], measured[0][2]
-            e2e = startup = written = None
+            e2e: float | None = None
+            startup: float | None = None
+            through, ratio, start = "-", "-", "-"
             if window is None:
                 e2e, startup, written = end_to_end(RULES, policy, events, folder, runs)
+                start = f"{startup:.2f}"
+                through, ratio = (
+                    ("too short", "-") if e2e is None else (f"{e2e:,.0f}", f"{e2e / rate:.2f}")
+                )
                 if written != sum(counts.values()):
                     raise SystemExit(f"reasoner run wrote {written} detections, not {counts}")
             peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -156,11 +165,6 @@ def main() -> None:
             }
             results.append(row)
             detail = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-            through, ratio, start = (
-                ("-", "-", "-")
-                if e2e is None
-                else (f"{e2e:,.0f}", f"{e2e / rate:.2f}", f"{startup:.2f}")
-            )
             print(
                 f"{size:>9} {policy:>14} {window or '-':>6} {rate:>10,.0f} {through:>10} "
                 f"{ratio:>5} {start:>8} {stored:>7}  {detail}"

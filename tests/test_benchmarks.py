@@ -70,7 +70,10 @@ def test_stock_ticker_benchmark_runs_every_policy_with_bounded_state(tmp_path: P
         # consumption keeps a few goals per node; the window of 20 a few per time unit
         assert row["stored_at_end"] < (1_000 if row["window"] else 100)
         # end to end through `reasoner run` (which wrote exactly the in-process detections)
-        assert (row["end_to_end_events_per_s"] is None) == (row["window"] is not None)
+        # (a quick stream may be too short to rate once start-up is subtracted)
+        assert (row["startup_s"] is None) == (row["window"] is not None)
+        if row["window"] is not None:
+            assert row["end_to_end_events_per_s"] is None
 
 
 def test_supply_chain_benchmark_follows_every_chain(tmp_path: Path) -> None:
