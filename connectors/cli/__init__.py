@@ -11,11 +11,12 @@ defaults come from). A new sub-command is a new module here plus one entry in
 
 One convention for every command:
 
-* exit status 0: done; 1: an error, reported on standard error as ``reasoner: message``
-  (rule diagnostics as ``file:line:col: message`` with the source line and a caret);
-  2: a usage error (argparse's message, or no command given); 130: interrupted (Ctrl-C;
-  ``run`` first prints the summary of what it processed); 141: the reader of standard output
-  went away (``| head``), as for a process ended by SIGPIPE;
+* exit status 0: done; 3: ``run`` finished, but some input lines were skipped (malformed, or events
+  the engine rejected); 4: ``run --strict`` stopped at the first such line; 1: an error, reported on
+  standard error as ``reasoner: message`` (rule diagnostics as ``file:line:col: message`` with the
+  source line and a caret); 2: a usage error (argparse's message, or no command given); 130:
+  interrupted (Ctrl-C; ``run`` first prints the summary of what it processed); 141: the reader of
+  standard output went away (``| head``), as for a process ended by SIGPIPE;
 * handlers raise :class:`~reasoner.errors.ReasonerError` (or let an ``OSError`` through) for
   an error; :func:`main` reports it, so no handler prints its own error prefix.
 """
@@ -57,6 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="reasoner",
         description="Knowledge-rich stream reasoning over RDF with the ETALIS Language for Events.",
         epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error, "
+        "3 run: input lines skipped, 4 run --strict: stopped at a bad line, "
         "130 interrupted (Ctrl-C), 141 standard output closed early (| head).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

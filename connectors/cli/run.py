@@ -5,13 +5,15 @@ The contract outside tools rely on (keep it stable):
 [--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
 [--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
 [--serve PORT [--host HOST] [--keep-serving]] [--speed X] [--workers N]
-[--checkpoint DIR [--checkpoint-every N|Ts]]``.
-Several ``--events`` files merge into one time-ordered stream; malformed lines and rejected
-events are reported on stderr, counted and skipped. ``--provenance`` writes with each detection
-the input events it was built from (``"sources"`` in JSON lines, ``prov:wasDerivedFrom`` in RDF
-and on the endpoint). ``--serve`` publishes every detection to a SPARQL endpoint with a query
-page and a live view (``connectors/events/serving.py``); ``--speed`` replays a recorded stream
-at that many stream seconds per second, to watch it (``connectors/events/pace.py``).
+[--checkpoint DIR [--checkpoint-every N|Ts]] [--strict]``.
+Several ``--events`` files merge into one time-ordered stream; malformed lines and rejected events
+(late ones too) are reported on stderr as ``skipped FILE:LINE: reason``, counted and skipped, and
+the run exits 3; with ``--strict`` the first one stops the run (exit status 4). ``--provenance``
+writes with each detection the input events it was built from (``"sources"`` in JSON lines,
+``prov:wasDerivedFrom`` in RDF and on the endpoint). ``--serve`` publishes every detection to a
+SPARQL endpoint with a query page and a live view (``connectors/events/serving.py``); ``--speed``
+replays a recorded stream at that many stream seconds per second, to watch it
+(``connectors/events/pace.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
 from connectors.events.pace import paced
 from connectors.events.refresh import Refresher
-from connectors.events.rejects import Rejected
+from connectors.events.rejects import Position, Rejected
 from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
 from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
@@ -46,6 +48,13 @@ if TYPE_CHECKING:
 #: The RDF input formats: ``rdf`` picks the syntax by file extension.
 _RDF_FORMATS = ("rdf", *RDF_SYNTAXES)
 
+#: The exit statuses of a run that ended (the others are the command's, see ``reasoner -h``).
+SKIPPED, STOPPED = 3, 4
+
+
+class _Stop(Exception):
+    """--strict: a bad line or a rejected event ends the stream."""
+
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` sub-command (its ``handler`` returns the exit status).
@@ -63,6 +72,11 @@ def register(subparsers: Any) -> None:
         help="replay events through rules and print the complex events detected",
         description="Replay one or more event streams through the rules and write every "
         "complex event a rule head derives, as JSON lines, in detection order.",
+        epilog=f"Exit status: 0 every input line was used; {SKIPPED} done, but some input lines "
+        "were skipped (malformed, or events the engine rejected, e.g. late ones; each is "
+        f"reported as 'skipped FILE:LINE: reason'); {STOPPED} --strict stopped at the first "
+        "such line; 1 error; 2 usage error; 130 interrupted (Ctrl-C); 141 standard output "
+        "closed early. With 3, 4 and 130 what was derived is written, then the summary.",
     )
     p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
     _add_input(p.add_argument_group("input"))
@@ -99,6 +113,12 @@ def _add_input(group: Any) -> None:
         metavar="X",
         help="replay X stream seconds per second (e.g. 3600: an hour a second), to watch the "
         "--serve live view; default: as fast as the engine goes",
+    )
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"stop at the first malformed line or rejected event (exit status {STOPPED}), "
+        "after writing what was derived before it; default: report it, skip it, go on",
     )
 
 
@@ -225,8 +245,9 @@ def run(args: argparse.Namespace) -> int:
     Args:
         args: the parsed ``run`` options.
     Returns:
-        0; 130 when interrupted (Ctrl-C) after writing what was derived and the summary; an
-        error raises :class:`ReasonerError` (exit status 1).
+        0; 3 (:data:`SKIPPED`) when input lines were skipped; 4 (:data:`STOPPED`) when
+        ``--strict`` stopped at one; 130 when interrupted (Ctrl-C); in each case after writing
+        what was derived and the summary. An error raises :class:`ReasonerError` (status 1).
 
     >>> parser = argparse.ArgumentParser()
     >>> register(parser.add_subparsers())
@@ -274,9 +295,11 @@ def run(args: argparse.Namespace) -> int:
         if position >= skip:  # (lines before the resumed position were reported already)
             counts["malformed"] += 1
             print(f"skipped {item}", file=sys.stderr)
+            if args.strict:
+                raise _Stop
 
     only = set(args.only or ())
-    interrupted = False
+    interrupted = stopped = False
     try:
         with ExitStack() as stack:
             if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
@@ -307,7 +330,11 @@ def run(args: argparse.Namespace) -> int:
             from reasoner.compiler.partition import event_arities
 
             arities = event_arities(program)
-            streams = [_read(path, args.format, style, on_reject, rdf, arities) for path in paths]
+            positions: list[Position] = []  # where each reader is, to name a rejected event's line
+            streams = [
+                _read(path, args.format, style, on_reject, rdf, arities, positions)
+                for path in paths
+            ]
             # Detections are written a batch at a time, unless someone may be waiting for them.
             live = out.isatty() or "-" in paths
             batch, pending = (1 if live else 1024), []
@@ -326,7 +353,9 @@ def run(args: argparse.Namespace) -> int:
                         detections = push(event)
                     except EventError as error:
                         counts["refused"] += 1
-                        print(f"skipped event: {error}", file=sys.stderr)
+                        print(f"skipped {_rejected(positions, event, error)}", file=sys.stderr)
+                        if args.strict:
+                            raise _Stop from None
                         detections = []
                     if detections:
                         publish(detections)
@@ -340,7 +369,10 @@ def run(args: argparse.Namespace) -> int:
                         checkpoints.save(engine.snapshot(), position, out, counts)
             except KeyboardInterrupt:  # Ctrl-C: what was derived is written, then the summary
                 interrupted = True
-            final = [] if interrupted else engine.flush()  # an interrupted stream has no end
+            except _Stop:  # --strict, at a bad line: the same
+                stopped = True
+            # A stream cut short has no end: nothing is derived from its end.
+            final = [] if interrupted or stopped else engine.flush()
             publish(final)
             counts["written"] += _write(writer, pending + final, only)
     except BrokenPipeError:
@@ -349,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
         if exc.filename not in (None, args.output):
             raise
         raise ReasonerError(f"{args.output}: cannot write detections: {exc.strerror}") from exc
-    if checkpoints is not None and not interrupted:  # an interrupted run resumes from it
+    if checkpoints is not None and not (interrupted or stopped):  # a cut run resumes from it
         checkpoints.remove()
     stats = engine.stats()
     extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
@@ -363,10 +395,24 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{stats.events_in} events, {counts['written']} detections written, "
         f"{counts['malformed']} malformed lines and {counts['refused']} rejected events "
-        f"skipped{extra}{', interrupted' if interrupted else ''}",
+        f"skipped{extra}{', interrupted' if interrupted else ''}"
+        f"{', stopped at the first (--strict)' if stopped else ''}",
         file=sys.stderr,
     )
-    return 130 if interrupted else 0
+    if interrupted:
+        return 130
+    if stopped:
+        return STOPPED
+    return SKIPPED if counts["malformed"] or counts["refused"] else 0
+
+
+def _rejected(positions: list[Position], event: Event, error: EventError) -> str:
+    """An event the engine refused, with the file and line it came from (found only now: a
+    merged stream's event is its reader's last)."""
+    for where in positions:
+        if where.holds(event):
+            return str(where.rejected(str(error)))
+    return f"event: {error}"  # (RDF input: a graph's events have no line of their own)
 
 
 def _engine(
@@ -470,6 +516,7 @@ def _read(
     on_reject: object,
     rdf: dict[str, Any],
     arities: dict[str, set[int]],
+    positions: list[Position],
 ) -> Iterator[Event]:
     if rdf:
         from connectors.rdf.reader import read_rdf
@@ -479,5 +526,11 @@ def _read(
         from connectors.mesowest.reader import read_mesowest
 
         style.iso = True  # MesoWest times are ISO-8601: write detections back the same way
-        return read_mesowest(path, on_reject=on_reject)  # type: ignore[arg-type]
-    return read_jsonl(path, style=style, on_reject=on_reject, arities=arities)  # type: ignore[arg-type]
+        return read_mesowest(path, on_reject=on_reject, positions=positions)  # type: ignore[arg-type]
+    return read_jsonl(
+        path,
+        style=style,
+        on_reject=on_reject,  # type: ignore[arg-type]
+        arities=arities,
+        positions=positions,
+    )

@@ -32,7 +32,13 @@ from typing import Any, BinaryIO, TextIO
 import msgspec
 from msgspec import UNSET
 
-from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
+from connectors.events.rejects import (
+    InputFormatError,
+    Position,
+    Rejected,
+    RejectHandler,
+    log_rejected,
+)
 from connectors.events.times import MAX_TIME, TimeStyle, epoch_to_iso, parse_time
 from reasoner.runtime.events import Event, rejection
 from reasoner.values import IRI, Struct, Time, Value, json_value
@@ -67,6 +73,7 @@ def read_jsonl(
     style: TimeStyle | None = None,
     on_reject: RejectHandler | None = None,
     arities: dict[str, set[int]] | None = None,
+    positions: list[Position] | None = None,
 ) -> Iterator[Event]:
     """Read events from a JSON-lines file, skipping (and reporting) malformed lines.
 
@@ -79,6 +86,8 @@ def read_jsonl(
             log it.
         arities: the argument counts of the event names the rules read; an event of such a
             name with another count (e.g. its partition key missing) is a bad line.
+        positions: a list the reader adds its :class:`Position` to, to find the line of an
+            event rejected later.
 
     Returns:
         A lazy iterator of events in file order.
@@ -95,11 +104,19 @@ def read_jsonl(
     if isinstance(source, str | Path) and str(source) != "-" and not Path(source).is_file():
         what = "is a folder, not an events file" if Path(source).is_dir() else "no such events file"
         raise InputFormatError(f"{source}: {what}")
-    return _read(source, style or TimeStyle(), on_reject or log_rejected, arities)
+    if isinstance(source, str | Path):
+        file = "<stdin>" if str(source) == "-" else str(source)
+    else:
+        file = str(getattr(source, "name", "<stream>"))
+    where = Position(file)
+    if positions is not None:
+        positions.append(where)
+    return _read(source, where, style or TimeStyle(), on_reject or log_rejected, arities)
 
 
 def _read(
     source: str | Path | TextIO | BinaryIO,
+    where: Position,
     style: TimeStyle,
     on_reject: RejectHandler,
     arities: dict[str, set[int]] | None,
@@ -107,25 +124,25 @@ def _read(
     if isinstance(source, str | Path):
         if str(source) == "-":
             stdin = _without_bom(sys.stdin.buffer)
-            yield from _events(stdin, "<stdin>", style, on_reject, arities)
+            yield from _events(stdin, where, style, on_reject, arities)
             return
         try:
             with open(source, "rb") as stream:
-                yield from _events(_without_bom(stream), str(source), style, on_reject, arities)
+                yield from _events(_without_bom(stream), where, style, on_reject, arities)
         except OSError as exc:
             raise InputFormatError(f"{source}: cannot read events: {exc}") from exc
     else:
-        name = getattr(source, "name", "<stream>")
-        yield from _events(source, name, style, on_reject, arities)
+        yield from _events(source, where, style, on_reject, arities)
 
 
 def _events(
     lines: Iterable[bytes | str],
-    file: str,
+    where: Position,
     style: TimeStyle,
     on_reject: RejectHandler,
     arities: dict[str, set[int]] | None = None,
 ) -> Iterator[Event]:
+    file = where.file
     decode_plain, decode_any, unset = _decode_plain, _decode_any, UNSET
     for number, line in enumerate(lines, 1):
         event = None
@@ -164,6 +181,7 @@ def _events(
                 reason = rejection(event, 0, arities, None, 0)
                 on_reject(Rejected(file, number, str(reason)))
                 continue
+        where.line, where.event = number, event
         yield event
 
 

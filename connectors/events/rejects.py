@@ -3,7 +3,9 @@
 A reader that meets a malformed line or row builds a :class:`Rejected` record (file, line,
 reason), hands it to the caller's callback and carries on with the next line. Problems that
 make a whole file unreadable (a missing header, an unknown unit) raise
-:class:`InputFormatError` instead, before any event is produced.
+:class:`InputFormatError` instead, before any event is produced. A reader also keeps a
+:class:`Position`: the line of the event it yielded last, so that an event the engine refuses
+later (a late one) is reported with its file and line too.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from reasoner.errors import ReasonerError
 
@@ -31,6 +34,36 @@ class Rejected:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.reason}"
+
+
+class Position:
+    """Where a reader is: its file, and the line of the event it yielded last.
+
+    A reader sets ``line`` and ``event`` before it yields (two stores, no formatting); a
+    merged stream holds each reader's next event back until it is wanted, so the reader whose
+    ``event`` is the one being processed still points at its line.
+
+    Example:
+        >>> where = Position("in.jsonl")
+        >>> where.line, where.event = 7, "e"
+        >>> str(where.rejected("late")), where.holds("e")
+        ('in.jsonl:7: late', True)
+    """
+
+    __slots__ = ("event", "file", "line")
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.line = 0
+        self.event: Any = None
+
+    def holds(self, event: object) -> bool:
+        """Whether ``event`` is the one this reader yielded last (the very object)."""
+        return self.event is event
+
+    def rejected(self, reason: str) -> Rejected:
+        """The rejection of the event at this position."""
+        return Rejected(self.file, self.line, reason)
 
 
 #: A callback receiving each rejected line; readers continue after it returns.

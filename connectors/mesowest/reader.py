@@ -30,7 +30,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from connectors.events.merge import merge_streams
-from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
+from connectors.events.rejects import (
+    InputFormatError,
+    Position,
+    Rejected,
+    RejectHandler,
+    log_rejected,
+)
 from connectors.events.times import iso_to_epoch
 from connectors.mesowest.station import Station
 from connectors.mesowest.units import Converter, converter, identity, known_units
@@ -65,6 +71,7 @@ class MesoWestFile:
     Args:
         path: the CSV file.
         on_reject: called with each malformed row (file, line, reason); default: log it.
+        positions: a list the reader adds its :class:`Position` to.
 
     Raises:
         InputFormatError: the file cannot be read, or its header is broken (no station id
@@ -77,9 +84,17 @@ class MesoWestFile:
         ('KSLC', 'sensor_reading')
     """
 
-    def __init__(self, path: str | Path, on_reject: RejectHandler | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        on_reject: RejectHandler | None = None,
+        positions: list[Position] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.on_reject = on_reject or log_rejected
+        self.where = Position(str(path))
+        if positions is not None:
+            positions.append(self.where)
         try:
             with open(self.path, encoding="utf-8", newline="") as stream:
                 self._parse_header(stream)
@@ -172,7 +187,7 @@ class MesoWestFile:
             raise InputFormatError(f"{self.path}: cannot read MesoWest file: {exc}") from exc
 
     def _rows(self, stream: Iterator[str]) -> Iterator[Event]:
-        file, ident, width = str(self.path), self.station.id, self._width
+        file, ident, width, where = str(self.path), self.station.id, self._width, self.where
         for number, line in enumerate(stream, 1):
             if number < self._data_from or line.startswith("#") or not line.strip():
                 continue
@@ -193,7 +208,9 @@ class MesoWestFile:
             except ValueError as exc:
                 self.on_reject(Rejected(file, number, str(exc)))
                 continue
-            yield Event(SENSOR_READING, (ident, time, *values), time, time)
+            event = Event(SENSOR_READING, (ident, time, *values), time, time)
+            where.line, where.event = number, event
+            yield event
 
     def _values(self, cells: list[str]) -> list[Value]:
         # The hot path of a replay: try float() first and look at missing markers only
@@ -223,12 +240,17 @@ def _is_int(text: str) -> bool:
     return text.isdigit() or (text[:1] == "-" and text[1:].isdigit())
 
 
-def read_mesowest(*paths: str | Path, on_reject: RejectHandler | None = None) -> Iterator[Event]:
+def read_mesowest(
+    *paths: str | Path,
+    on_reject: RejectHandler | None = None,
+    positions: list[Position] | None = None,
+) -> Iterator[Event]:
     """Read several stations' exports as one stream of readings ordered by time.
 
     Args:
         paths: MesoWest CSV files, each ordered by time (headers are checked at once).
         on_reject: called with each malformed row; default: log it.
+        positions: a list each file's reader adds its :class:`Position` to.
 
     Returns:
         A lazy iterator of ``sensor_reading`` events; equal times keep the order of ``paths``.
@@ -238,5 +260,5 @@ def read_mesowest(*paths: str | Path, on_reject: RejectHandler | None = None) ->
         >>> next(events).args[0]
         'KEVW'
     """
-    files = [MesoWestFile(path, on_reject) for path in paths]
+    files = [MesoWestFile(path, on_reject, positions) for path in paths]
     return merge_streams(*files)

@@ -1,0 +1,96 @@
+"""``reasoner run`` with input it cannot use: every skipped line named by file and line, an
+exit status that says input was skipped, and ``--strict`` stopping at the first such line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from connectors.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+RULES = str(ROOT / "rules" / "stock_ticker.event")
+LATE = "late: ends at 2, before the current time 9: Event(name='stock', args=('GO', 100, 10), start=2, end=2)"  # noqa: E501
+
+
+def _stock(price: int, time: int) -> str:
+    return json.dumps({"name": "stock", "args": ["GO", price, 10], "time": time}) + "\n"
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> tuple[str, str]:
+    """Two streams; the second has a late event on line 3 and a bad line 4."""
+    first = tmp_path / "first.jsonl"
+    first.write_text(_stock(100, 1) + _stock(100, 3))
+    second = tmp_path / "second.jsonl"
+    second.write_text(_stock(100, 5) + _stock(130, 9) + _stock(100, 2) + "bad\n" + _stock(140, 12))
+    return str(first), str(second)
+
+
+def test_a_late_event_of_a_merged_stream_names_its_file_and_line(
+    events: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = events
+    assert main(["run", RULES, "--events", first, "--events", second, "--only", "ce1"]) == 3
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"skipped {second}:3: {LATE}",
+        f"skipped {second}:4: bad JSON: Expecting value: line 1 column 1 (char 0)",
+        "5 events, 10 detections written, 1 malformed lines and 1 rejected events skipped",
+    ]
+    # ce1: any two GO prices Pr1 then Pr2 with Pr1 < 1.2 * Pr2; the prices kept are 100 at 1,
+    # 3 and 5, 130 at 9 and 140 at 12: every pair qualifies.
+    times = [1, 3, 5, 9, 12]
+    pairs = sorted((a, b) for i, a in enumerate(times) for b in times[i + 1 :])
+    assert sorted((d["start"], d["end"]) for d in map(json.loads, captured.out.splitlines())) == (
+        pairs
+    )
+
+
+def test_clean_input_exits_0(events: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", RULES, "--events", events[0], "--only", "ce1"]) == 0
+    assert capsys.readouterr().err == (
+        "2 events, 1 detections written, 0 malformed lines and 0 rejected events skipped\n"
+    )
+
+
+def test_strict_stops_at_the_first_bad_line_after_writing_what_was_derived(
+    events: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = events
+    status = main(
+        ["run", RULES, "--events", first, "--events", second, "--strict", "--only", "ce1"]
+    )
+    assert status == 4
+    captured = capsys.readouterr()
+    # Every pair of the events before the late one (at 1, 3, 5 and 9), nothing after it.
+    assert sorted((d["start"], d["end"]) for d in map(json.loads, captured.out.splitlines())) == [
+        (1, 3),
+        (1, 5),
+        (1, 9),
+        (3, 5),
+        (3, 9),
+        (5, 9),
+    ]
+    assert captured.err.splitlines() == [
+        f"skipped {second}:3: {LATE}",
+        "4 events, 6 detections written, 0 malformed lines and 1 rejected events skipped, "
+        "stopped at the first (--strict)",
+    ]
+
+
+def test_strict_stops_at_a_malformed_line_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(_stock(100, 1) + "{}\n" + _stock(130, 2))
+    assert main(["run", RULES, "--events", str(path), "--strict"]) == 4
+    captured = capsys.readouterr()
+    assert captured.out == ""  # the rise at 2 is after the bad line
+    assert captured.err.splitlines() == [
+        f"skipped {path}:2: missing or empty 'name'",
+        "1 events, 0 detections written, 1 malformed lines and 0 rejected events skipped, "
+        "stopped at the first (--strict)",
+    ]
