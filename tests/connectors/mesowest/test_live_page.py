@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import expect
+
 from connectors.events.times import iso_to_epoch
 from connectors.mesowest.knowledge import open_knowledge
 from connectors.mesowest.reader import read_mesowest
@@ -19,6 +21,7 @@ from reasoner.runtime.engine import Engine
 from reasoner.server import EndpointConfig, SparqlServer
 
 HALFWAY = iso_to_epoch("2021-01-11T08:00:00Z")
+WAIT = 60_000  # ms: a liveness bound for the page to catch up, not a speed check
 # The sample's stations (data/mesowest/README.md); the three blizzard stations are among them.
 STATIONS = {"KEVW", "KGJT", "KJAC", "KOGD", "KPVU", "KSLC"}
 
@@ -64,9 +67,9 @@ def test_live_page_shows_blizzard_stations_as_they_are_detected(
             found = engine.push(event)
             server.publish_detections(found)
             published += found
-        page.wait_for_function(
-            f"document.querySelectorAll('#detections tbody tr').length == {len(published)}"
-        )
+        # Playwright's expect polls from outside the page: wait_for_function would evaluate a
+        # string in it, which the page's Content-Security-Policy (no unsafe-eval) forbids.
+        expect(page.locator("#detections tbody tr")).to_have_count(len(published), timeout=WAIT)
         assert _warnings(page) == ["KOGD"]
         halfway = _stations_in(published)
         assert _markers(page) == halfway
@@ -111,7 +114,7 @@ def test_live_page_shows_blizzard_stations_as_they_are_detected(
         page.click(
             "#detections tbody tr:has(td:text-is('blizzardWarning')):has(td:text-matches('^KSLC'))"
         )
-        page.wait_for_function("document.getElementById('rdf').textContent.includes('Detection')")
+        expect(page.locator("#rdf")).to_contain_text("Detection", timeout=WAIT)
         sources = page.eval_on_selector_all(
             "#sources tbody tr",
             "rows => rows.map(r => r.cells[0].innerText + ' ' + r.cells[2].innerText)",
