@@ -412,7 +412,7 @@ def _rejected(positions: list[Position], event: Event, error: EventError) -> str
     for where in positions:
         if where.holds(event):
             return str(where.rejected(str(error)))
-    return f"event: {error}"  # (RDF input: a graph's events have no line of their own)
+    return f"event: {error}"  # (no reader yielded it last)
 
 
 def _engine(
@@ -521,7 +521,13 @@ def _read(
     if rdf:
         from connectors.rdf.reader import read_rdf
 
-        return read_rdf(path, style=style, on_reject=on_reject, **rdf)  # type: ignore[arg-type]
+        return read_rdf(
+            path,
+            style=style,
+            on_reject=on_reject,  # type: ignore[arg-type]
+            positions=positions,
+            **rdf,
+        )
     if fmt == "mesowest":
         from connectors.mesowest.reader import read_mesowest
 

@@ -23,6 +23,9 @@ stream goes on:
 * default-graph triples about a resource that is no named graph of the stream.
 
 A graph that gives no event is no error: it is counted in :attr:`GraphCounts.unmatched`.
+An event the engine refuses later (a late one) is named by the line where its graph starts:
+the streaming parser gives no lines, so the reader notes only which graph it is at, and the
+line is found on a rejection, by reading the file statement by statement as far as that graph.
 """
 
 from __future__ import annotations
@@ -35,7 +38,13 @@ from typing import Any, TextIO
 
 import pyoxigraph as ox
 
-from connectors.events.rejects import InputFormatError, Rejected, RejectHandler, log_rejected
+from connectors.events.rejects import (
+    InputFormatError,
+    Position,
+    Rejected,
+    RejectHandler,
+    log_rejected,
+)
 from connectors.events.times import TimeStyle, parse_time
 from connectors.rdf.statements import Statement, nquads_batches, trig_statements
 from reasoner.errors import ReasonerError
@@ -97,6 +106,7 @@ def read_rdf(
     style: TimeStyle | None = None,
     on_reject: RejectHandler | None = None,
     counts: GraphCounts | None = None,
+    positions: list[Position] | None = None,
 ) -> Iterator[Event]:
     """Read a stream of timestamped RDF graphs as events, in stream order.
 
@@ -108,6 +118,8 @@ def read_rdf(
         style: set to ``iso=True`` once a time is a date (for writers sharing it).
         on_reject: called with each :class:`Rejected`; default: log it.
         counts: updated with the number of graphs read and of graphs that gave no event.
+        positions: a list the reader adds its :class:`Position` to, to find the line of the
+            graph of an event rejected later.
 
     Returns:
         A lazy iterator of atomic events; each graph's events share its time.
@@ -141,6 +153,8 @@ def read_rdf(
         counts or GraphCounts(),
         syntax,
     )
+    if positions is not None:
+        positions.append(reader.where)
     return reader.read(source)
 
 
@@ -157,6 +171,26 @@ class _Graph:
     content: list[ox.Quad] = field(default_factory=list)
     about: list[ox.Quad] = field(default_factory=list)  # default-graph triples about it
     broken: bool = False
+
+
+class _Where(Position):
+    """A :class:`Position` in an RDF stream: the events of the graph read last, and either
+    the line it starts on or (read by the streaming parser) its number in the file."""
+
+    __slots__ = ("events", "graph", "reader")
+
+    def __init__(self, reader: _Reader) -> None:
+        super().__init__(reader.file)
+        self.reader = reader
+        self.events: list[Event] = []
+        self.graph: int | None = None
+
+    def holds(self, event: object) -> bool:
+        return any(mine is event for mine in self.events)
+
+    def rejected(self, reason: str) -> Rejected:
+        line = self.line if self.graph is None else self.reader.graph_line(self.graph)
+        return Rejected(self.file, line, reason)
 
 
 class _Reader:
@@ -178,10 +212,13 @@ class _Reader:
         self.file = "<stream>"
         self.nodes: dict[object, Value] = {}
         self.skip = 0  # graphs the statement-wise reader passes over (already read)
+        self.where = _Where(self)
+        self.starts: Iterator[tuple[int, _Graph]] | None = None  # see graph_line
+        self.found = (-1, 0)  # the graph graph_line found last, and its line
 
     def read(self, source: str | Path | TextIO) -> Iterator[Event]:
         if isinstance(source, str | Path) and str(source) != "-":
-            self.file = str(source)
+            self.file = self.where.file = str(source)
             try:
                 done = yield from self._streamed(Path(source))
                 if done is not None:
@@ -191,7 +228,7 @@ class _Reader:
                 raise InputFormatError(f"{source}: cannot read RDF: {exc}") from exc
         else:
             text: TextIO = sys.stdin if isinstance(source, str | Path) else source
-            self.file = getattr(text, "name", "<stream>")
+            self.file = self.where.file = getattr(text, "name", "<stream>")
             yield from self._events(text)
 
     # ------------------------------------------------------------------ graphs
@@ -216,22 +253,45 @@ class _Reader:
                         key = quad.subject
                     if current is None or key != current.key:
                         if previous is not None:
-                            yield from self._convert(previous)
+                            yield from self._noted(self._convert(previous), done)
                             done += 1
                         previous, current = current, _Graph(key, 0)
                     (current.content if named else current.about).append(quad)
             for graph in (previous, current):
                 if graph is not None:
-                    yield from self._convert(graph)
+                    yield from self._noted(self._convert(graph), done)
                     done += 1
         except (SyntaxError, _Unusable):
             return done
         return None
 
+    def _noted(self, events: list[Event], graph: int | None) -> list[Event]:
+        """The events of the ``graph``-th graph of the file (from 0), noted in the position."""
+        self.where.events, self.where.graph = events, graph
+        return events
+
+    def graph_line(self, graph: int) -> int:
+        """The line the ``graph``-th graph of the file starts on (asked in file order: the
+        file is read once, as far as the graphs asked for)."""
+        if self.starts is None:
+            quiet = _Reader(
+                self.mapping, self.time_property, self.style, _ignore, GraphCounts(), self.syntax
+            )
+            self.starts = enumerate(quiet._graphs(_lines(self.file)))
+        for number, start in self.starts if self.found[0] < graph else ():
+            self.found = number, start.line
+            if number == graph:
+                break
+        return self.found[1]
+
     def _events(self, lines: Iterable[str], skip: int = 0) -> Iterator[Event]:
-        """Group parsed quads into graphs and turn each finished graph into events (but
-        not the first ``skip`` graphs, already read)."""
+        """Turn each graph into events (but not the first ``skip`` graphs, already read)."""
         self.skip = skip
+        for graph in self._graphs(lines):
+            yield from self._finish(graph)
+
+    def _graphs(self, lines: Iterable[str]) -> Iterator[_Graph]:
+        """Group parsed quads into graphs."""
         parsed = self._nquads(lines) if self.syntax == "nquads" else self._trig(lines)
         current: _Graph | None = None
         spoil_next = False  # N-Quads: the graph after a broken line is dropped too
@@ -241,28 +301,31 @@ class _Reader:
                     if self.syntax == "nquads":
                         current.broken = spoil_next = True
                     else:
-                        yield from self._finish(current)
+                        yield current
                         current = None
                 continue
             named = not isinstance(quad.graph_name, ox.DefaultGraph)
             key = quad.graph_name if named else quad.subject
             if current is None or key != current.key:
                 if current is not None:
-                    yield from self._finish(current)
+                    yield current
                 current = _Graph(key, line, broken=spoil_next)
             spoil_next = False
             (current.content if named else current.about).append(quad)
         if current is not None:
-            yield from self._finish(current)
+            yield current
 
     def _finish(self, graph: _Graph) -> Iterator[Event]:
         if self.skip:
             self.skip -= 1
             return
         try:
-            yield from self._convert(graph)
+            events = self._convert(graph)
         except _Unusable as exc:
             self._reject(graph.line, str(exc))
+            return
+        self.where.line = graph.line
+        yield from self._noted(events, None)
 
     def _convert(self, graph: _Graph) -> list[Event]:
         """The events of one graph; raises _Unusable with the reason to reject it."""
@@ -352,3 +415,12 @@ class _Reader:
             reason = exc.msg.split(": ", 1)[-1] if exc.msg.startswith("Parser error") else exc.msg
             self._reject(line, f"malformed RDF: {reason}")
             return None
+
+
+def _ignore(rejected: Rejected) -> None:
+    """A reject handler for a second reading: the first one reported everything."""
+
+
+def _lines(file: str) -> Iterator[str]:
+    with open(file, encoding="utf-8") as stream:
+        yield from stream

@@ -94,3 +94,45 @@ def test_strict_stops_at_a_malformed_line_too(
         "1 events, 0 detections written, 1 malformed lines and 0 rejected events skipped, "
         "stopped at the first (--strict)",
     ]
+
+
+STAMP = "<http://www.w3.org/ns/prov#generatedAtTime>"
+#: Five graphs of two lines each, at times 5, 9, 2 (two triples), 12 and 3: the graphs at 2 and
+#: 3 are late, the first starts on line 1 of this text.
+GRAPHS = "".join(
+    f"<urn:g{time}> {{ <urn:s{time}> <urn:p> {time} {extra}}}\n<urn:g{time}> {STAMP} {time} .\n"
+    for time, extra in [(5, ""), (9, ""), (2, ". <urn:t2> <urn:p> 2 "), (12, ""), (3, "")]
+)
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["streamed", "statement-wise"])
+def test_a_late_graph_names_its_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: bool
+) -> None:
+    """A late graph is reported at the line it starts on, whether the file was parsed in one
+    pass (no lines) or, after a malformed line, a statement at a time."""
+    rules = tmp_path / "seen.event"
+    rules.write_text("seen(S) <- triple(S, P, O).\n")
+    path = tmp_path / "in.trig"
+    prefix = "<urn:a> <urn:b> .\n" if broken else ""
+    path.write_text(prefix + "# readings\n\n" + GRAPHS)
+    first = 4 if broken else 3  # the line of the first graph
+
+    def late(line: int, subject: str, time: int) -> str:
+        return (
+            f"skipped {path}:{line}: late: ends at {time}, before the current time "
+            f"{9 if time == 2 else 12}: Event(name='triple', args=(IRI(value='urn:{subject}'), "
+            f"IRI(value='urn:p'), {time}), start={time}, end={time})"
+        )
+
+    assert main(["run", str(rules), "--format", "trig", "--events", str(path)]) == 3
+    expected = [
+        late(first + 4, "s2", 2),
+        late(first + 4, "t2", 2),
+        late(first + 8, "s3", 3),
+        f"3 events, 3 detections written, {int(broken)} malformed lines and 3 rejected events "
+        "skipped, 0 graphs matched no mapping",
+    ]
+    if broken:
+        expected.insert(0, f"skipped {path}:1: malformed RDF: . is not a valid RDF object")
+    assert capsys.readouterr().err.splitlines() == expected
