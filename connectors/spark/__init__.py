@@ -1,0 +1,1 @@
+"""Spark jobs: the knowledge build (stations, GeoNames, neighbourhoods, RDFS) and its readers."""
