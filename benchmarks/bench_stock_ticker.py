@@ -76,9 +76,9 @@ def end_to_end(
     rules: Path, policy: str, events: list, folder: Path, runs: int
 ) -> tuple[float | None, float, int]:
     """A ``reasoner run`` process over ``events`` written as JSON lines, ``runs`` times: the
-    median events/s with its start-up subtracted (None when no run took longer than its
-    start-up: the stream is too short to tell), the median start-up (seconds), and the
-    detections written."""
+    median events/s with its start-up subtracted (None when no run spent at least as long on
+    the events as on starting: the difference would be noise), the median start-up (seconds),
+    and the detections written."""
     stream, out = folder / "stream.jsonl", folder / "detections.jsonl"
     with open(stream, "w", encoding="utf-8") as f:
         JsonLinesWriter(f).write_all(events)
