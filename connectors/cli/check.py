@@ -3,7 +3,9 @@
 Every file is parsed and checked; every diagnostic goes to standard error as
 ``file:line:col: message`` with the source line and a caret. Exit status 0 when every file is
 valid (warnings allowed unless ``--warnings-as-errors``), 1 otherwise; ``--unread-heads`` also
-warns about each head no rule of its file reads. ``--emit ast`` prints each valid file's AST dump,
+warns about each head no rule of the files reads. The files are checked together for names: an
+event derived in one file and read in another is known; a misspelt one is reported with the
+closest known name. ``--emit ast`` prints each valid file's AST dump,
 ``--emit partitioning`` the partition analysis of all the files together.
 """
 
@@ -72,7 +74,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--unread-heads",
         action="store_true",
-        help="also warn about each rule head no rule of its file reads (normally an output)",
+        help="also warn about each rule head no rule of the files reads (normally an output)",
     )
     p.set_defaults(handler=run)
 
@@ -99,20 +101,23 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     status = 0
-    whole = Program()
+    parsed: list[Program] = []
     for path in args.rules:
         try:
-            program = parse_file(path)
+            parsed.append(parse_file(path))
         except DiagnosticsError as exc:
             for d in exc.diagnostics:
                 print(d.render(), file=err)
             status = 1
-            continue
         except ReasonerError as exc:  # reported here, so that the other files are checked
             print(f"reasoner: {exc}", file=err)
             status = 1
-            continue
-        diagnostics = check(program, args.unread_heads)
+    whole = Program()
+    for index, program in enumerate(parsed):
+        others = Program(
+            tuple(s for p in parsed[:index] + parsed[index + 1 :] for s in p.statements)
+        )
+        diagnostics = check(program, args.unread_heads, others)
         for d in diagnostics:
             print(d.render(), file=err)
         failing = {"error", "warning"} if args.warnings_as_errors else {"error"}

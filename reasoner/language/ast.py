@@ -255,6 +255,35 @@ class Star:
 Pattern = EventAtom | TimePoint | Binary | Not | Where | Window | Multiply | Aggregate | Star
 
 
+def subpatterns(pattern: Pattern) -> tuple[Pattern, ...]:
+    """The patterns directly inside ``pattern``, as written (``NOT``: negated, left, right).
+
+    >>> [p.name for p in subpatterns(Binary("seq", EventAtom("a"), EventAtom("b")))]
+    ['a', 'b']
+    """
+    match pattern:
+        case Binary(_, left, right):
+            return (left, right)
+        case Not(negated, left, right):
+            return (negated, left, right)
+        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
+            return (inner,)
+        case Aggregate(pattern=inner):
+            return (inner,)
+    return ()
+
+
+def walk(pattern: Pattern) -> Iterator[Pattern]:
+    """``pattern`` and every pattern inside it, outer before inner, left to right.
+
+    >>> [type(p).__name__ for p in walk(Window(Binary("seq", EventAtom("a"), TimePoint(3)), 5))]
+    ['Window', 'Binary', 'EventAtom', 'TimePoint']
+    """
+    yield pattern
+    for inner in subpatterns(pattern):
+        yield from walk(inner)
+
+
 # ------------------------------------------------------------------------ statements
 
 

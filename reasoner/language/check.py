@@ -39,6 +39,7 @@ from reasoner.language.ast import (
     Window,
     term_variables,
     variable_names,
+    walk,
 )
 from reasoner.language.never import never_fires
 from reasoner.language.operators import OPERATORS
@@ -172,12 +173,16 @@ def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[s
     return bound
 
 
-def check(program: Program, unread_heads: bool = False) -> list[Diagnostic]:
+def check(
+    program: Program, unread_heads: bool = False, others: Program | None = None
+) -> list[Diagnostic]:
     """Every problem of ``program``: errors and warnings, in file order per kind.
 
     Args:
         program: a parsed program (``program.source`` supplies the source lines).
         unread_heads: also warn about each head no rule reads (normally an output).
+        others: the rule files checked together with this one: events they derive or read are
+            known names (their own problems are theirs to report).
 
     Returns:
         The diagnostics; an empty list for a valid program.
@@ -195,7 +200,7 @@ def check(program: Program, unread_heads: bool = False) -> list[Diagnostic]:
     out.extend(_recursion_problems(program))
     out.extend(_arity_warnings(program))
     out.extend(_property_warnings(program))
-    out.extend(never_fires(program, unread_heads))
+    out.extend(never_fires(program, unread_heads, others))
     return [_diagnostic(message, span, severity, lines) for message, span, severity in out]
 
 
@@ -420,19 +425,7 @@ def _arity_warnings(program: Program) -> Iterator[_Problem]:
 
 
 def _event_atoms(p: Pattern) -> Iterator[EventAtom]:
-    match p:
-        case EventAtom():
-            yield p
-        case Binary(_, left, right):
-            yield from _event_atoms(left)
-            yield from _event_atoms(right)
-        case Not(neg, left, right):
-            for part in (neg, left, right):
-                yield from _event_atoms(part)
-        case (
-            Where(inner) | Window(inner) | Multiply(inner) | Star(inner) | Aggregate(pattern=inner)
-        ):
-            yield from _event_atoms(inner)
+    return (q for q in walk(p) if isinstance(q, EventAtom))
 
 
 def _property_warnings(program: Program) -> Iterator[_Problem]:

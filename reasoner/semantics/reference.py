@@ -58,6 +58,7 @@ from reasoner.language.ast import (
     Var,
     Where,
     Window,
+    walk,
 )
 from reasoner.language.check import bound_variables, event_dependencies
 from reasoner.runtime.events import Event
@@ -172,18 +173,9 @@ class _Rule:
 
 
 def _conditions(pattern: Pattern) -> Iterator[Term]:
-    match pattern:
-        case Where(p, condition) | Multiply(p, condition):
-            yield condition
-            yield from _conditions(p)
-        case Binary(_, left, right):
-            yield from _conditions(left)
-            yield from _conditions(right)
-        case Not(negated, left, right):
-            for p in (negated, left, right):
-                yield from _conditions(p)
-        case Window(p) | Star(p) | Aggregate(_, p):
-            yield from _conditions(p)
+    for p in walk(pattern):
+        if isinstance(p, Where | Multiply):
+            yield p.condition if isinstance(p, Where) else p.goal
 
 
 def _strata(rules: list[_Rule]) -> list[list[_Rule]]:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from connectors.cli import main
+from reasoner.language.ast import Program
 from reasoner.language.check import check
 from reasoner.language.never import minimum_duration
 from reasoner.language.parser import parse, parse_file
@@ -46,6 +47,23 @@ def test_case_variant_of_another_input_is_reported_once() -> None:
 
 def test_unrelated_input_names_are_not_typos() -> None:
     assert warnings("a <- e1 SEQ e2.\nb <- temperature AND humidity.\nc <- a SEQ b.\n") == []
+
+
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    [("stockAlrt", "stockAlert"), ("stokcAlert", "stockAlert"), ("stockAlertz", "stockAlert")],
+)
+def test_one_or_two_edits_from_a_derived_name(read: str, expected: str) -> None:
+    text = f"stockAlert(S) <- tick(S).\nalarm(S) <- {read}(S).\n"
+    message = f"event '{read}' is read but no rule derives it: did you mean '{expected}'?"
+    assert warnings(text) == [(2, 13, message)]
+
+
+def test_a_longer_name_made_from_a_derived_one_is_not_a_typo() -> None:
+    # three letters more than 'delivery': a name of its own (an input), not a slip
+    assert (
+        warnings("delivery(S) <- shipment(S).\nalert(S) <- deliveryBid(S) SEQ delivery(S).\n") == []
+    )
 
 
 def test_similar_input_names_are_not_typos_of_each_other() -> None:
@@ -200,3 +218,117 @@ def test_unread_heads_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 @pytest.mark.parametrize("path", sorted((ROOT / "rules").glob("*.event")), ids=lambda p: p.name)
 def test_shipped_rule_files_have_no_warnings(path: Path) -> None:
     assert [d.render() for d in check(parse_file(path))] == []
+
+
+# ------------------------------------------------------------ negations their bounds satisfy
+
+
+def _fires(text: str, events: list[tuple[str, tuple[int, ...], int, int]]) -> int:
+    from reasoner.runtime.events import Event
+    from reasoner.semantics.reference import derive
+
+    stream = [Event(name, args, start, end) for name, args, start, end in events]
+    return len(derive(parse(text), stream, until=20))
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "message", "events"),
+    [
+        (
+            "c(X) <- a(X) SEQ b(X) FNOT a(X).\n",
+            28,
+            "FNOT a(X) blocks every occurrence: the a(X) at 1:9 inside it ends before it does",
+            [("a", (1,), 1, 1), ("b", (1,), 2, 2)],
+        ),
+        (
+            "c(X) <- (a(X) SEQ b(X)).5 FNOT a(_).\n",
+            32,
+            "FNOT a(_) blocks every occurrence: the a(X) at 1:10 inside it ends before it does",
+            [("a", (1,), 1, 1), ("b", (1,), 2, 2)],
+        ),
+        (
+            "c <- (a DURING b) CNOT a.\n",
+            24,
+            "CNOT a blocks every occurrence: the a at 1:7 inside it ends before it does",
+            [("b", (), 1, 3), ("a", (), 2, 2)],
+        ),
+        (
+            "c <- NOT(3).[0, 6 SEQ a].\n",
+            10,
+            "NOT(3) blocks every occurrence: the time point lies strictly between its bounds "
+            "(the first ends by 0, the second starts at 6 or later)",
+            [("a", (), 7, 7)],
+        ),
+        (
+            "c <- (0 SEQ (5 STARTS (5 SEQ a))) CNOT 2.\n",
+            40,
+            "CNOT 2 blocks every occurrence: the time point lies strictly between its bounds "
+            "(the first ends by 0, the second starts at 5 or later)",
+            [("a", (), 7, 7)],
+        ),
+    ],
+)
+def test_negation_its_own_bounds_always_satisfy(
+    text: str, column: int, message: str, events: list[tuple[str, tuple[int, ...], int, int]]
+) -> None:
+    assert warnings(text) == [(1, column, f"{message}: the pattern can never fire")]
+    # the reference semantics agrees: even the stream made for it gives nothing
+    assert _fires(text, events) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "events"),
+    [
+        # the bound's own a is not strictly between: "the last a before b"
+        ("c <- NOT(a).[a, b].\n", [("a", (), 1, 1), ("b", (), 2, 2)]),
+        ("c(X) <- (a(X) SEQ b(X)) CNOT a(X).\n", [("a", (1,), 1, 1), ("b", (1,), 2, 2)]),
+        # only a(1) blocks, and X need not be 1
+        ("c(X) <- a(X) SEQ b(X) FNOT a(1).\n", [("a", (2,), 1, 1), ("b", (2,), 2, 2)]),
+        # the pattern's a is its last event: it does not end before the pattern does
+        ("c(X) <- b(X) SEQ a(X) FNOT a(X).\n", [("b", (1,), 1, 1), ("a", (1,), 2, 2)]),
+        ("c <- (a MEETS b) CNOT a.\n", [("a", (), 1, 1), ("b", (), 1, 1)]),
+        ("c <- NOT(3).[a, 6].\n", [("a", (), 4, 4)]),
+        ("c <- NOT(6).[0, a SEQ 6].\n", [("a", (), 1, 1)]),
+    ],
+)
+def test_negations_that_can_let_a_match_through(
+    text: str, events: list[tuple[str, tuple[int, ...], int, int]]
+) -> None:
+    assert warnings(text) == []
+    assert _fires(text, events) == 1
+
+
+# ----------------------------------------------------------------- files checked together
+
+
+def test_names_span_the_files_checked_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    alerts = tmp_path / "alerts.event"
+    alerts.write_text("stockAlert(S) <- tick(S).\n", encoding="utf-8")
+    alarms = tmp_path / "alarms.event"
+    alarms.write_text("alarm(S) <- stockAlert(S) SEQ tick(S).\n", encoding="utf-8")
+    assert main(["check", "--warnings-as-errors", str(alerts), str(alarms)]) == 0
+    assert capsys.readouterr().err == ""
+    alarms.write_text("alarm(S) <- stockalert(S) SEQ tick(S).\n", encoding="utf-8")
+    assert main(["check", str(alerts), str(alarms)]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{alarms}:1:13: warning: event 'stockalert' is read but no rule derives it: "
+        "did you mean 'stockAlert'?"
+    )
+    alarms.write_text("alarm(S) <- stockAlert(S) SEQ tick(S).\n", encoding="utf-8")
+    assert main(["check", "--unread-heads", str(alerts), str(alarms)]) == 0
+    # stockAlert is read by the other file: only alarm is unread
+    assert [line for line in capsys.readouterr().err.splitlines() if "warning" in line] == [
+        f"{alarms}:1:1: warning: no rule reads event 'alarm'"
+    ]
+
+
+def test_shipped_rule_files_checked_together_have_no_warnings() -> None:
+    programs = [parse_file(path) for path in sorted((ROOT / "rules").glob("*.event"))]
+    found = [
+        d.render()
+        for index, program in enumerate(programs)
+        for d in check(program, others=sum(programs[:index] + programs[index + 1 :], Program()))
+    ]
+    assert found == []
