@@ -3,7 +3,8 @@
 The public API: :class:`Engine` detects complex events in a stream of :class:`Event`;
 :func:`load_rules` parses rule text and files; :class:`KnowledgeBase` holds the background
 knowledge that WHERE conditions ask; the rule builders (:func:`rule`, :func:`seq`, ...),
-:func:`handler` and :func:`detections` come from :mod:`reasoner.api`. Names are imported on
+:func:`handler` and :func:`detections` come from :mod:`reasoner.api`; :func:`why_not` says why
+an expected detection did not occur. Names are imported on
 first use so that ``import reasoner`` stays fast.
 """
 
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from reasoner.language.parser import load_rules
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.events import Event
+    from reasoner.semantics.whynot import why_not
     from reasoner.values import IRI
 
 _LAZY = {
@@ -79,6 +81,7 @@ _LAZY = {
     "Program": "reasoner.language.ast",
     "KnowledgeBase": "reasoner.knowledge.snapshot",
     "IRI": "reasoner.values",
+    "why_not": "reasoner.semantics.whynot",
 }
 
 __all__ = [
@@ -94,6 +97,7 @@ __all__ = [
     "RuleCompileError",
     "RuleSyntaxError",
     "load_rules",
+    "why_not",
     # the Python rule API, from reasoner.api
     "Expr",
     "aggregate",

@@ -1,7 +1,8 @@
 """The ``reasoner`` command: one module per sub-command, on top of the library and connectors.
 
-Each sub-command module (``check``, ``run``, ``serve``, ``knowledge``, ``mesowest``) has
-``register(subparsers)``, which adds its parser and sets ``handler(args) -> int``. Modules
+Each sub-command module (``check``, ``run``, ``why_not``, ``serve``, ``knowledge``,
+``mesowest``) has ``register(subparsers)``, which adds its parser and sets
+``handler(args) -> int``. Modules
 import only light modules at the top (argparse, :mod:`reasoner.modes`, settings); a handler
 imports the parser, store, Spark or plotting code when it runs, so ``reasoner --help`` loads
 none of them. When the arguments name a sub-command, only that sub-command's module is
@@ -12,7 +13,8 @@ defaults come from). A new sub-command is a new module here plus one entry in
 One convention for every command:
 
 * exit status 0: done; 3: ``run`` finished, but some input lines were skipped (malformed, or events
-  the engine rejected); 4: ``run --strict`` stopped at the first such line; 1: an error, reported on
+  the engine rejected); 4: ``run --strict`` stopped at the first such line; 5: ``why-not``
+  answered that the expected detection did not occur; 1: an error, reported on
   standard error as ``reasoner: message`` (rule diagnostics as ``file:line:col: message`` with the
   source line and a caret); 2: a usage error (argparse's message, or no command given); 130:
   interrupted (Ctrl-C; ``run`` first prints the summary of what it processed); 141: the reader of
@@ -35,6 +37,7 @@ from reasoner.errors import ReasonerError
 COMMANDS: dict[str, str] = {
     "check": "connectors.cli.check",
     "run": "connectors.cli.run",
+    "why-not": "connectors.cli.why_not",
     "serve": "connectors.cli.serve",
     "knowledge": "connectors.cli.knowledge",
     "mesowest": "connectors.cli.mesowest",
@@ -59,6 +62,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Knowledge-rich stream reasoning over RDF with the ETALIS Language for Events.",
         epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error, "
         "3 run: input lines skipped, 4 run --strict: stopped at a bad line, "
+        "5 why-not: the expected detection did not occur, "
         "130 interrupted (Ctrl-C), 141 standard output closed early (| head).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -122,9 +122,7 @@ def _add_blizzard(commands: Any) -> None:
         default=DEFAULT_DEFINITION,
         help="blizzard conditions",
     )
-    blizzard.add_argument(
-        "--out", type=Path, help="output folder (default: out/blizzard)"
-    )
+    blizzard.add_argument("--out", type=Path, help="output folder (default: out/blizzard)")
     blizzard.add_argument("--store", type=Path, help="knowledge store (default: OUT/knowledge)")
     blizzard.add_argument(
         "--geonames",

@@ -19,8 +19,8 @@ Three families of nodes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
 from reasoner.language.operators import Operator
@@ -271,6 +271,23 @@ def subpatterns(pattern: Pattern) -> tuple[Pattern, ...]:
         case Aggregate(pattern=inner):
             return (inner,)
     return ()
+
+
+def with_subpatterns(pattern: Pattern, inner: Sequence[Pattern]) -> Pattern:
+    """``pattern`` with the patterns directly inside it replaced, in :func:`subpatterns` order.
+
+    >>> seq = Binary("seq", EventAtom("a"), EventAtom("b"))
+    >>> dump(with_subpatterns(seq, [TimePoint(1), EventAtom("c")]))
+    'Binary(op=seq, left=TimePoint(value=1), right=EventAtom(name=c, args=[]))'
+    """
+    match pattern:
+        case Binary():
+            return replace(pattern, left=inner[0], right=inner[1])
+        case Not():
+            return replace(pattern, negated=inner[0], left=inner[1], right=inner[2])
+        case Where() | Window() | Multiply() | Star() | Aggregate():
+            return replace(pattern, pattern=inner[0])
+    return pattern
 
 
 def walk(pattern: Pattern) -> Iterator[Pattern]:

@@ -59,6 +59,7 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
         "",
         "check",
         "run",
+        "why-not",
         "serve",
         "knowledge",
         "knowledge build",
