@@ -289,12 +289,13 @@ def parse_expected(text: str) -> EventAtom:
     from reasoner.language.parser import parse
 
     try:
-        rules = parse(f"{text} <- whynot_expected.").event_rules
+        program = parse(f"{text} <- whynot_expected.")
     except DiagnosticsError as exc:
         raise ReasonerError(
             f"expected detection {text!r} is not an event like name(args): {exc.message}"
         ) from None
-    if len(rules) != 1:
+    rules = program.event_rules
+    if len(program.statements) != 1 or len(rules) != 1:
         raise ReasonerError(f"expected detection {text!r} is not one event like name(args)")
     return rules[0].head
 
