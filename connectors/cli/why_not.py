@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         rejected=skipped,
         locate=locate,
         limit=args.limit,
+        time=lambda t: epoch_to_iso(t) if style.iso else str(t),
     )
     time = epoch_to_iso if style.iso else str
     if args.output_format == "json":

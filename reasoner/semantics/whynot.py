@@ -33,7 +33,6 @@ from typing import Any
 
 from reasoner.errors import EngineError, EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
-from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import (
     Expression,
     Goal,
@@ -41,6 +40,7 @@ from reasoner.knowledge.goals import (
     compile_goal,
     term_value,
 )
+from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import (
     Aggregate,
     Binary,
@@ -201,6 +201,7 @@ def why_not(
     rejected: Iterable[Rejection] = (),
     locate: Callable[[Event], str | None] | None = None,
     limit: int = 5,
+    time: TimeText = str,
 ) -> Answer:
     """Replay ``events`` and say whether ``expect`` was detected, and if not, why not.
 
@@ -211,12 +212,14 @@ def why_not(
             leading arguments (variables and ``_`` match anything; fewer arguments than the
             head has leave the rest open).
         between: only a detection ending at a time in [T1, T2] counts.
-        knowledge: the background knowledge for WHERE (default: the program's facts).
+        knowledge: the background knowledge for WHERE (default: the program's facts and
+            Horn rules).
         policy, tie_break, lateness, max_span: as for :class:`~reasoner.Engine`.
         rejected: input lines the reader skipped (listed in the answer; read after the
             replay, so a list the reader fills while ``events`` is consumed will do).
         locate: where an event the engine refuses came from (``file:line``), asked at once.
         limit: how many near misses to give at most.
+        time: how times are written in the reasons (e.g. as ISO text).
     Returns:
         The :class:`Answer`.
 
@@ -251,7 +254,7 @@ def why_not(
         accepted.append(event)
     detections += engine.flush()
     refused[:0] = rejected  # (a reader's list fills while the stream is read)
-    kb = knowledge if knowledge is not None else FactBase.from_program(program)
+    kb = knowledge if knowledge is not None else program_knowledge(program)
     prefixes = program.prefixes
     fits = [d for d in detections if _fits_head(expected, d, prefixes)]
     inside = [d for d in fits if between is None or between[0] <= d.end <= between[1]]
@@ -259,7 +262,7 @@ def why_not(
         return Answer(expected, between, tuple(inside))
     notes = [_skipped(r) for r in refused if r.event is None]
     if fits:
-        notes.insert(0, _outside(fits))
+        notes.insert(0, _outside(fits, time))
     rules = [
         r
         for r in program.event_rules
@@ -272,7 +275,7 @@ def why_not(
         {e for e in (*accepted, *detections) if e.end <= horizon}, horizon, kb, prefixes
     )
     late = [r for r in refused if r.event is None or r.event.end <= horizon]
-    context = _Context(world, kb, prefixes, program, policy, tuple(detections), late)
+    context = _Context(world, kb, prefixes, program, policy, tuple(detections), late, time)
     misses: list[NearMiss] = []
     for rule in rules:
         misses += _Inquiry(context, rule, expected, between).near_misses()
@@ -346,6 +349,7 @@ class _Context:
     policy: str
     detections: tuple[Event, ...]
     refused: list[Rejection]
+    time: TimeText
     goals: dict[Term, Goal] = field(default_factory=dict)
 
     def goal(self, term: Term) -> Goal:
@@ -444,7 +448,7 @@ class _Inquiry:
         details: dict[str, Any] = {"event": _show(atom)}
         if same:
             text += f": the '{atom.name}' events ({len(same)}) have other arguments "
-            text += f"(the last: {_event_text(same[-1], str)})"
+            text += f"(the last: {_event_text(same[-1], context.time)})"
         else:
             arities = {
                 n for (name, n), es in context.world.by_name.items() if name == atom.name and es
@@ -461,8 +465,10 @@ class _Inquiry:
                 text += ": no rule deriving it fired"
                 why = self._deeper(atom)
                 if why is not None:
-                    text += f" (why not {_show(atom)}: {why.message})"
-                    details["why"] = _reason_json(why)
+                    seen = ", ".join(_event_text(e, context.time) for e in why.events)
+                    text += f" (why not {_show(atom)}: {seen + ': ' if seen else ''}"
+                    text += f"{why.reason.message})"
+                    details["why"] = _reason_json(why.reason)
             else:
                 text += ": the input has none"
         reason = Reason("missing", text, details)
@@ -472,18 +478,18 @@ class _Inquiry:
             return [NearMiss(self.rule, (), self.needed, reason)]
         return [self._miss(env, s, e, reason) for env, s, e in matched]
 
-    def _deeper(self, atom: EventAtom) -> Reason | None:
+    def _deeper(self, atom: EventAtom) -> NearMiss | None:
         """Why a derived event the body needs did not occur: the best near miss of the rules
-        deriving it (three levels down at most)."""
+        deriving it (three levels down at most; it may end before the time range)."""
         if self.depth >= 3:
             return None
         misses = [
             m
             for r in self.context.program.event_rules
             if (r.head.name, len(r.head.args)) == (atom.name, len(atom.args))
-            for m in _Inquiry(self.context, r, atom, self.between, self.depth + 1).near_misses()
+            for m in _Inquiry(self.context, r, atom, None, self.depth + 1).near_misses()
         ]
-        return _ranked(misses)[0].reason if misses else None
+        return _ranked(misses)[0] if misses else None
 
     def _consumed(self, env: Env, s: Time, e: Time) -> NearMiss:
         """A match the semantics has and the engine did not derive: the policy's doing."""
@@ -492,9 +498,10 @@ class _Inquiry:
         for d in self.context.detections:
             shared = [x for x in d.sources if x in inputs]
             if d.name == self.rule.head.name and shared:
+                time = self.context.time
                 text = (
-                    f"under the {self.policy} policy, {_event_text(shared[0], str)} went to "
-                    f"the detection {_event_text(d, str)} instead"
+                    f"under the {self.policy} policy, {_event_text(shared[0], time)} went to "
+                    f"the detection {_event_text(d, time)} instead"
                 )
                 details = {
                     "policy": self.policy,
@@ -526,7 +533,7 @@ class _Inquiry:
             used = set(_events(env))
             for r in late:
                 if r.event in used:
-                    event = _event_text(r.event, str)
+                    event = _event_text(r.event, self.context.time)
                     text = f"the input event {event} ({r.where}) was rejected: {r.reason}"
                     details = {"where": r.where, "why": r.reason, "event": _event_json(r.event)}
                     yield self._miss(env, s, e, Reason("rejected", text, details))
@@ -604,7 +611,7 @@ class _Inquiry:
         self, negated: Pattern, left: Pattern, right: Pattern, window: Time | None
     ) -> Judge:
         blockers = self._blockers(negated, window)
-        world = self.context.world
+        world, time = self.context.world, self.context.time
 
         def judge(env: Env) -> Reason | None:
             first, second = _hull(env, left, world), _hull(env, right, world)
@@ -614,14 +621,14 @@ class _Inquiry:
                 if _compatible(frozenset(env.items()), frozenset(nb.items())) and (
                     first[1] < ns and ne < second[0]
                 ):
-                    return _blocked(f"NOT({_show(negated)})", nb, ns, ne, "between its bounds")
+                    return _blocked(f"NOT({_show(negated)})", nb, ns, "between its bounds", time)
             return None
 
         return judge
 
     def _guard(self, op: str, kept: Pattern, negated: Pattern, window: Time | None) -> Judge:
         blockers = self._blockers(negated, window)
-        world = self.context.world
+        world, time = self.context.world, self.context.time
         where = "inside it" if op == "cnot" else "before it"
 
         def judge(env: Env) -> Reason | None:
@@ -632,21 +639,21 @@ class _Inquiry:
                 if _compatible(frozenset(env.items()), frozenset(nb.items())) and _blocks(
                     op, hull[0], hull[1], ns, ne, window
                 ):
-                    return _blocked(f"{op.upper()} {_show(negated)}", nb, ns, ne, where)
+                    return _blocked(f"{op.upper()} {_show(negated)}", nb, ns, where, time)
             return None
 
         return judge
 
     def _order(self, op: str, left: Pattern, right: Pattern) -> Judge:
-        world = self.context.world
+        world, time = self.context.world, self.context.time
 
         def judge(env: Env) -> Reason | None:
             first, second = _hull(env, left, world), _hull(env, right, world)
             if first is None or second is None or _relate(op, *first, *second) is not None:
                 return None
             text = (
-                f"{op.upper()} needs {_NEEDS[op]}: {_show(left)} is {_interval(*first, str)}, "
-                f"{_show(right)} is {_interval(*second, str)}"
+                f"{op.upper()} needs {_NEEDS[op]}: {_show(left)} is {_interval(*first, time)}, "
+                f"{_show(right)} is {_interval(*second, time)}"
             )
             return Reason("order", text, {"operator": op, "first": first, "second": second})
 
@@ -844,13 +851,11 @@ def _window(env: Env, inner: Pattern, size: Time, world: _Traced) -> Reason | No
     return Reason("window", text, {"window": size, "lasted": lasted, "exceeded_by": lasted - size})
 
 
-def _blocked(what: str, blocker: Env, start: Time, end: Time, where: str) -> Reason:
+def _blocked(what: str, blocker: Env, start: Time, where: str, time: TimeText) -> Reason:
     events = _events(blocker)
-    named = ", ".join(_event_text(e, str) for e in events) or f"time point {_number(start)}"
+    named = ", ".join(_event_text(e, time) for e in events) or f"time point {time(start)}"
     text = f"{what} is violated: {named} happened {where}"
-    return Reason(
-        "blocked", text, {"by": [_event_json(e) for e in events], "start": start, "end": end}
-    )
+    return Reason("blocked", text, {"by": [_event_json(e) for e in events]})
 
 
 def _ranked(misses: list[NearMiss]) -> list[NearMiss]:
@@ -881,8 +886,8 @@ def _skipped(rejection: Rejection) -> Reason:
     return Reason("rejected", text, {"where": rejection.where, "why": rejection.reason})
 
 
-def _outside(fits: list[Event]) -> Reason:
-    text = f"it occurred outside the time range: {_event_text(fits[0], str)}"
+def _outside(fits: list[Event], time: TimeText) -> Reason:
+    text = f"it occurred outside the time range: {_event_text(fits[0], time)}"
     if len(fits) > 1:
         text += f" and {len(fits) - 1} more"
     return Reason("outside", text, {"detections": [_event_json(e) for e in fits]})

@@ -208,7 +208,7 @@ def test_missing_derived_event_says_why_it_was_not_derived() -> None:
     _, message, _ = first(answer(rules, [E("a", (), 1), E("x", (), 6)], "c"))
     assert message == (
         "no event matches d: no rule deriving it fired "
-        "(why not d: no event matches y: the input has none)"
+        "(why not d: x@6: no event matches y: the input has none)"
     )
 
 
