@@ -34,6 +34,19 @@ SHELL = {
         '"name":"ce6"',
         "200 events, 629 detections written, 0 malformed lines and 0 rejected events skipped",
     ],
+    ("language.md", "cat > door.event <<'EOF'"): [
+        'intrusion("yard") occurred:\n  intrusion("yard")@[300, 330]\n',
+        'stopped: NOT(badge("lab")) is violated: badge("lab")@10 happened between its bounds\n'
+        "exit status 5\n",
+        "stopped: the window of 60 was exceeded: it lasted 100, 40 too long\nexit status 5\n",
+    ],
+    (
+        "language.md",
+        ".venv/bin/reasoner why-not rules/blizzard.event rules/blizzard_noaa.event --format mesowest \\",  # noqa: E501
+    ): [
+        "WHERE blizzard_conditions(Wind, Visibility, Condition) fails with Wind = 9.1, "
+        'Visibility = 10.0, Condition = "clear")\nexit status 5\n',
+    ],
     ("rdf-streams.md", "cat > fire.jsonl <<'EOF'"): [
         '{"name":"fire","args":["room1"],"start":10,"end":12,"sources":[',
         "<http://www.w3.org/ns/prov#wasDerivedFrom>",
