@@ -1,4 +1,5 @@
-"""``reasoner check RULES... [--emit ast|network|partitioning]``: parse and check rule files.
+"""``reasoner check [RULES...] [--query FILE.rq] [--emit ast|network|partitioning|rules]``:
+parse and check rule files, and an EP-SPARQL query (its translation into rules is checked too).
 
 Every file is parsed and checked; every diagnostic goes to standard error as
 ``file:line:col: message`` with the source line and a caret. Exit status 0 when every file is
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from reasoner.errors import DiagnosticsError, ReasonerError
@@ -32,9 +34,16 @@ def _partitioning(program: Program) -> str:
     return analyse(program).dump(program)
 
 
+def _rules(program: Program) -> str:
+    from reasoner.language.printer import to_source
+
+    return to_source(program)
+
+
 #: What ``--emit`` can print, name -> function of the checked program.
 EMITTERS: dict[str, Callable[[Program], str]] = {
     "ast": dump,
+    "rules": _rules,
     "network": _network,
     "partitioning": _partitioning,
 }
@@ -59,12 +68,18 @@ def register(subparsers: Any) -> None:
         description="Parse and check rule files; report every problem on standard error. "
         "Exit status 0 when all files are valid, 1 otherwise.",
     )
-    p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
+    p.add_argument("rules", nargs="*", metavar="RULES", help="rule files (.event)")
+    p.add_argument(
+        "--query",
+        metavar="FILE.rq",
+        help="also check an EP-SPARQL query and the rules it translates into",
+    )
     p.add_argument(
         "--emit",
         choices=sorted(EMITTERS),
-        help="print this form of each valid file on stdout (partitioning: of all the files "
-        "together, the partition key and the rules it keys; docs/scale-out.md)",
+        help="print this form of each valid file on stdout (rules: as rule text, e.g. a "
+        "query's translation; partitioning: of all the files together, the partition key "
+        "and the rules it keys; docs/scale-out.md)",
     )
     p.add_argument(
         "--warnings-as-errors",
@@ -100,11 +115,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
     out = out or sys.stdout
     err = err or sys.stderr
+    query = getattr(args, "query", None)
+    if not args.rules and query is None:
+        raise ReasonerError("give rule files, or a query with --query")
     status = 0
     parsed: list[Program] = []
-    for path in args.rules:
+    for path in [*args.rules, *([] if query is None else [query])]:
         try:
-            parsed.append(parse_file(path))
+            parsed.append(_query(query, args.rules) if path is query else parse_file(path))
         except DiagnosticsError as exc:
             for d in exc.diagnostics:
                 print(d.render(), file=err)
@@ -130,3 +148,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if args.emit in WHOLE_PROGRAM and status == 0:
         out.write(EMITTERS[args.emit](whole))
     return status
+
+
+def _query(path: str, rule_files: list[str]) -> Program:
+    """A query's translation, checked against the rule files it will run with."""
+    from reasoner.language.epsparql import load_query
+    from reasoner.language.parser import load_rules
+
+    try:
+        rules = load_rules([Path(p) for p in rule_files])
+    except ReasonerError:  # reported with its own file
+        rules = None
+    return load_query(path, rules).program

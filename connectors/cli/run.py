@@ -1,8 +1,9 @@
 """``reasoner run``: replay event files through rules and write the detections.
 
 The contract outside tools rely on (keep it stable):
-``reasoner run RULES... [--events FILE|-]... [--format jsonl|mesowest|rdf|nquads|trig]
-[--rdf-time PROPERTY] [--policy P] [--lateness T] [--only NAME]... [--output FILE|-]
+``reasoner run [RULES...] [--query FILE.rq] [--events FILE|-]...
+[--format jsonl|mesowest|rdf|nquads|trig] [--rdf-time PROPERTY] [--policy P] [--lateness T]
+[--only NAME]... [--output FILE|-]
 [--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
 [--serve PORT [--host HOST] [--keep-serving]] [--speed X] [--workers N]
 [--checkpoint DIR [--checkpoint-every N|Ts]] [--strict]``.
@@ -13,7 +14,9 @@ writes with each detection the input events it was built from (``"sources"`` in 
 ``prov:wasDerivedFrom`` in RDF and on the endpoint). ``--serve`` publishes every detection to a
 SPARQL endpoint with a query page and a live view (``connectors/events/serving.py``); ``--speed``
 replays a recorded stream at that many stream seconds per second, to watch it
-(``connectors/events/pace.py``).
+(``connectors/events/pace.py``). ``--query`` runs an EP-SPARQL query beside the rules (which are
+then optional) and writes its results instead of the detections: SPARQL results JSON lines
+(``connectors/events/bindings.py``), or RDF as for detections (docs/ep-sparql.md).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from connectors.events.bindings import BindingsWriter
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
 from connectors.events.pace import paced
@@ -42,11 +46,14 @@ from reasoner.values import Time
 if TYPE_CHECKING:
     from connectors.events.checkpoints import Checkpoints, Resume
     from reasoner.language.ast import Program
+    from reasoner.language.epsparql import CompiledQuery
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
 
 #: The RDF input formats: ``rdf`` picks the syntax by file extension.
 _RDF_FORMATS = ("rdf", *RDF_SYNTAXES)
+
+_Writer = JsonLinesWriter | RdfWriter | BindingsWriter
 
 #: The exit statuses of a run that ended (the others are the command's, see ``reasoner -h``).
 SKIPPED, STOPPED = 3, 4
@@ -78,7 +85,13 @@ def register(subparsers: Any) -> None:
         "such line; 1 error; 2 usage error; 130 interrupted (Ctrl-C); 141 standard output "
         "closed early. With 3, 4 and 130 what was derived is written, then the summary.",
     )
-    p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
+    p.add_argument("rules", nargs="*", metavar="RULES", help="rule files (.event)")
+    p.add_argument(
+        "--query",
+        metavar="FILE.rq",
+        help="an EP-SPARQL query over the triple view of the input; its results are written "
+        "(SPARQL results JSON lines, or RDF with --output-format) instead of the detections",
+    )
     _add_input(p.add_argument_group("input"))
     _add_engine(p.add_argument_group("engine"))
     _add_knowledge(p.add_argument_group("knowledge"))
@@ -265,7 +278,15 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
     if args.refresh_every is not None and args.refresh_every <= 0:
         raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
+    if not args.rules and args.query is None:
+        raise ReasonerError("give rule files, or a query with --query")
     program = load_rules([Path(path) for path in args.rules])  # files, never rule text
+    query = None
+    if args.query is not None:
+        from reasoner.language.epsparql import load_query
+
+        query = load_query(args.query, program)
+        program = program + query.program
     kb = None
     if args.knowledge or args.store:
         from reasoner.knowledge.snapshot import KnowledgeBase
@@ -298,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
             if args.strict:
                 raise _Stop
 
-    only = set(args.only or ())
+    only = set(args.only or ()) if query is None else {head for head, _ in query.heads}
     interrupted = stopped = False
     try:
         with ExitStack() as stack:
@@ -321,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
                     open(args.output, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
                 )
             )
-            writer = _writer(args.output_format, out, style)
+            writer = _writer(args.output_format, out, style, query)
             refresher = (
                 None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
             )
@@ -469,6 +490,7 @@ def _checkpoints(
             "output_format",
             "provenance",
             "workers",
+            "query",
         )
     }
     options["lateness"] = lateness
@@ -479,15 +501,17 @@ def _checkpoints(
     return checkpoints, checkpoints.load()
 
 
-def _write(writer: JsonLinesWriter | RdfWriter, detections: list[Event], only: set[str]) -> int:
+def _write(writer: _Writer, detections: list[Event], only: set[str]) -> int:
     selected = [d for d in detections if d.name in only] if only else detections
     return writer.write_all(selected)
 
 
-def _writer(fmt: str, out: TextIO, style: TimeStyle) -> JsonLinesWriter | RdfWriter:
-    if fmt == "jsonl":
-        return JsonLinesWriter(out, style)
-    return RdfWriter(out, fmt, style)
+def _writer(fmt: str, out: TextIO, style: TimeStyle, query: CompiledQuery | None) -> _Writer:
+    if fmt != "jsonl":
+        return RdfWriter(out, fmt, style)
+    if query is not None:
+        return BindingsWriter(out, query.variables, query.heads, style)
+    return JsonLinesWriter(out, style)
 
 
 def _rdf_options(args: argparse.Namespace, program: Program) -> dict[str, Any]:

@@ -66,21 +66,45 @@ def literal(value: Value) -> str:
     >>> literal(3)
     '"3"^^<http://www.w3.org/2001/XMLSchema#integer>'
     """
+    text, datatype = _lexical(value)
+    return string(text) if datatype is None else f"{string(text)}^^<{datatype}>"
+
+
+def json_term(value: Value) -> dict[str, str]:
+    """A value as an RDF term of SPARQL 1.1 Query Results JSON (the datatypes of
+    :func:`literal`).
+
+    >>> json_term(IRI("http://ex.org/a")), json_term(2)
+    ({'type': 'uri', 'value': 'http://ex.org/a'}, {'type': 'literal', 'value': '2', \
+'datatype': 'http://www.w3.org/2001/XMLSchema#integer'})
+    """
+    if isinstance(value, IRI):
+        if value.value.startswith("_:"):
+            return {"type": "bnode", "value": value.value[2:]}
+        return {"type": "uri", "value": value.value}
+    text, datatype = _lexical(value)
+    if datatype is None:
+        return {"type": "literal", "value": text}
+    return {"type": "literal", "value": text, "datatype": datatype}
+
+
+def _lexical(value: Value) -> tuple[str, str | None]:
+    """A non-IRI value's lexical form and datatype (None: a plain string)."""
     match value:
         case bool():
-            return f'"{str(value).lower()}"^^<{XSD}boolean>'
+            return str(value).lower(), f"{XSD}boolean"
         case int():
-            return f'"{value}"^^<{XSD}integer>'
+            return str(value), f"{XSD}integer"
         case float() if math.isnan(value):
-            return f'"NaN"^^<{XSD}double>'
+            return "NaN", f"{XSD}double"
         case float() if math.isinf(value):
-            return f'"{"INF" if value > 0 else "-INF"}"^^<{XSD}double>'
+            return ("INF" if value > 0 else "-INF"), f"{XSD}double"
         case float() | Fraction():
-            return f'"{float(value)!r}"^^<{XSD}double>'
+            return repr(float(value)), f"{XSD}double"
         case str():
-            return string(value)
+            return value, None
     # Compound values and lists have no RDF counterpart: keep their rule-language text.
-    return f"{string(_text(value))}^^<{VOCAB}term>"
+    return _text(value), f"{VOCAB}term"
 
 
 def string(text: str) -> str:

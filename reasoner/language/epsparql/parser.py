@@ -34,13 +34,12 @@ from reasoner.vocab import RDF, XSD
 _NUMERIC = frozenset(
     XSD + name
     for name in (
-        "integer decimal double float int long short byte nonNegativeInteger positiveInteger "
-        "negativeInteger nonPositiveInteger unsignedInt unsignedLong unsignedShort unsignedByte"
-    ).split()
+        *("integer", "decimal", "double", "float", "int", "long", "short", "byte"),
+        *("nonNegativeInteger", "positiveInteger", "negativeInteger", "nonPositiveInteger"),
+        *("unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte"),
+    )
 )
-_DURATION = re.compile(
-    r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?\Z"
-)
+_DURATION = re.compile(r"(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?\Z")
 #: SPARQL comparison -> rule goal (``=`` and ``!=`` become ``=:=``/``=\=`` on arithmetic).
 _RELATIONS = {"<": "<", ">": ">", "<=": "=<", ">=": ">=", "is": "is", "=": "==", "!=": "\\=="}
 _ARITHMETIC = frozenset({"+", "-", "*", "/"})
@@ -427,9 +426,7 @@ KNOWLEDGE_GRAPH = "urn:reasoner:graph:knowledge"
 
 
 def _arithmetic(term: Term) -> bool:
-    return isinstance(term, Number) or (
-        isinstance(term, Compound) and term.functor in _ARITHMETIC
-    )
+    return isinstance(term, Number) or (isinstance(term, Compound) and term.functor in _ARITHMETIC)
 
 
 __all__ = ["KNOWLEDGE_GRAPH", "Expression", "parse_query", "parse_query_file"]

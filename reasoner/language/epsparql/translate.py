@@ -55,9 +55,15 @@ from reasoner.language.epsparql.query import (
     Query,
     Triple,
 )
+from reasoner.language.operators import Operator
 
 #: The operators that pair two groups in time, by their rule-language operator.
-_TIMED = {"seq": "seq", "equals": "equals", "optionalseq": "seq", "equalsoptional": "equals"}
+_TIMED: dict[str, Operator] = {
+    "seq": "seq",
+    "equals": "equals",
+    "optionalseq": "seq",
+    "equalsoptional": "equals",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +119,7 @@ def compile_query(query: Query, name: str, source: str | None = None) -> Compile
     sparql = dict(query.names)
     selected = query.variables
     if selected is None:  # SELECT *: the named variables, in order of appearance
-        bound = set().union(*(bound_variables(p) for p in alternatives))
+        bound = frozenset().union(*(bound_variables(p) for p in alternatives))
         selected = tuple(Var(rule) for rule in sparql if rule in bound)
     for var in selected:
         if not any(var.name in bound_variables(p) for p in alternatives):
@@ -172,6 +178,7 @@ class _Translator:
             v.name for triple in _triples(query.where) for v in _triple_variables(triple)
         }
         self.dropped: list[tuple[str, Span | None]] = []
+        self.sparql = dict(query.names)
 
     def expression(self, expr: Expression) -> list[Pattern]:
         if isinstance(expr, Group):
@@ -180,7 +187,7 @@ class _Translator:
         if expr.op == "union":
             return left + right
         joined: list[Pattern] = [
-            Binary(_TIMED[expr.op], a, b, expr.span) for a, b in product(left, right)  # type: ignore[arg-type]
+            Binary(_TIMED[expr.op], a, b, expr.span) for a, b in product(left, right)
         ]
         return joined + left if expr.op in ("optionalseq", "equalsoptional") else joined
 
@@ -263,14 +270,14 @@ class _Translator:
         if isinstance(term, Number) and not isinstance(term.value, bool) and term.value >= 0:
             return term.value  # type: ignore[return-value]
         raise _error(
-            "expected a non-negative number or an xsd:duration such as \"PT30S\"^^xsd:duration",
+            'expected a non-negative number or an xsd:duration such as "PT30S"^^xsd:duration',
             getattr(term, "span", None),
         )
 
     def dropped_error(self) -> RuleCompileError:
         name, span = self.dropped[0]
         return _error(
-            f"a FILTER uses the variable {name} where it is not bound: write the FILTER "
+            f"a FILTER uses ?{self.sparql.get(name, name)} where it is not bound: write the FILTER "
             "after the groups whose variables it compares",
             span,
         )
