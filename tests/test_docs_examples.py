@@ -47,6 +47,17 @@ SHELL = {
         "WHERE blizzard_conditions(Wind, Visibility, Condition) fails with Wind = 9.1, "
         'Visibility = 10.0, Condition = "clear")\nexit status 5\n',
     ],
+    ("ep-sparql.md", "cat > drops.rq <<'EOF'"): [
+        '{"head":{"vars":["company","ceo","before","after"]},"results":{"bindings":[{"company":'
+        '{"type":"uri","value":"http://ex.org/acme"},"ceo":{"type":"literal","value":"Ann"},'
+        '"before":{"type":"literal","value":"100","datatype":'
+        '"http://www.w3.org/2001/XMLSchema#integer"},"after":{"type":"literal","value":"60",'
+        '"datatype":"http://www.w3.org/2001/XMLSchema#integer"}}]},"start":1,"end":5}\n',
+        "drops(Company, Ceo, Before, After) <- (triple(Company, ex:hasStockPrice, Before) SEQ "
+        "triple(Company, ex:hasStockPrice, After) WHERE rdf(Company, ex:ceo, Ceo), "
+        "After < Before * 0.7).10.\n",
+        "4 events, 1 detections written",
+    ],
     ("rdf-streams.md", "cat > fire.jsonl <<'EOF'"): [
         '{"name":"fire","args":["room1"],"start":10,"end":12,"sources":[',
         "<http://www.w3.org/ns/prov#wasDerivedFrom>",

@@ -22,6 +22,7 @@ q(C) <- triple(C, <urn:p>, X).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from itertools import product
@@ -107,6 +108,21 @@ def compile_query(query: Query, name: str, source: str | None = None) -> Compile
             time functions, a selected variable no alternative binds, or FILTERs that drop
             every alternative.
     """
+    try:
+        return _compile(query, name, source)
+    except RuleCompileError as exc:  # give each diagnostic its source line
+        lines = (source or "").splitlines()
+        raise RuleCompileError(
+            [
+                dataclasses.replace(d, source_line=lines[d.span.line - 1])
+                if d.span is not None and 0 < d.span.line <= len(lines)
+                else d
+                for d in exc.diagnostics
+            ]
+        ) from None
+
+
+def _compile(query: Query, name: str, source: str | None) -> CompiledQuery:
     translator = _Translator(query)
     alternatives = translator.restrict(
         translator.expression(query.where), query.filters, query.span
