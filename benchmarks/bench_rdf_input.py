@@ -39,7 +39,8 @@ from connectors.mesowest.reader import read_mesowest
 from connectors.mesowest.sosa import write_sosa
 from connectors.mesowest.station import load_stations
 from connectors.rdf.reader import read_rdf
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 from reasoner.rdf.mapping import GraphMapping
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event

@@ -39,7 +39,8 @@ from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import simulate
 from connectors.mesowest.station import Station
 from reasoner.knowledge.builtins import geo_distance_km
-from reasoner.language.parser import load_rules, parse
+from reasoner.language.loader import load_rules
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import ParallelEngine, event_order

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     )
     from reasoner.knowledge.snapshot import KnowledgeBase
     from reasoner.language.ast import Program
-    from reasoner.language.parser import load_rules
+    from reasoner.language.loader import load_rules
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.events import Event
     from reasoner.semantics.whynot import why_not
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "Engine": "reasoner.runtime.engine",
-    "load_rules": "reasoner.language.parser",
+    "load_rules": "reasoner.language.loader",
     "Event": "reasoner.runtime.events",
     "Program": "reasoner.language.ast",
     "KnowledgeBase": "reasoner.knowledge.snapshot",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasoner.language.ast import dump
-from reasoner.language.parser import parse_file
+from reasoner.language.loader import parse_file
 
 ROOT = Path(__file__).resolve().parents[1]
 

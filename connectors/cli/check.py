@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     0
     """
     from reasoner.language.check import check
-    from reasoner.language.parser import parse_file
+    from reasoner.language.loader import parse_file
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 def _query(path: str, rule_files: list[str]) -> Program:
     """A query's translation, checked against the rule files it will run with."""
     from reasoner.language.epsparql import load_query
-    from reasoner.language.parser import load_rules
+    from reasoner.language.loader import load_rules
 
     try:
         rules = load_rules([Path(p) for p in rule_files])

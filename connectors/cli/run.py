@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -31,10 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from connectors.events.bindings import BindingsWriter
 from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.events.merge import merge_streams
-from connectors.events.pace import paced
-from connectors.events.refresh import Refresher
 from connectors.events.rejects import Position, Rejected
-from connectors.events.serving import detections_endpoint
 from connectors.events.times import TimeStyle
 from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
 from reasoner.errors import EventError, ReasonerError
@@ -45,6 +42,8 @@ from reasoner.values import Time
 
 if TYPE_CHECKING:
     from connectors.events.checkpoints import Checkpoints, Resume
+    from connectors.events.refresh import Refresher
+    from connectors.events.serving import Publish
     from reasoner.language.ast import Program
     from reasoner.language.epsparql import CompiledQuery
     from reasoner.runtime.engine import Engine
@@ -267,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     >>> run(parser.parse_args(["run", "rules/stock_ticker.event"]))  # doctest: +SKIP
     0
     """
-    from reasoner.language.parser import load_rules
+    from reasoner.language.loader import load_rules
 
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     if args.host is not None and args.serve is None:
@@ -325,16 +324,21 @@ def run(args: argparse.Namespace) -> int:
         with ExitStack() as stack:
             if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
                 stack.enter_context(engine)  # type: ignore[arg-type]
-            # Entered first, so closed last: the output is complete while --keep-serving waits.
-            publish = stack.enter_context(
-                detections_endpoint(
-                    args.serve,
-                    kb,
-                    keep_serving=args.keep_serving,
-                    style=style,
-                    host=args.host or LOOPBACK,
+            publish: Publish = _unpublished
+            if args.serve is not None:
+                from connectors.events.serving import detections_endpoint
+
+                # Entered first, so closed last: the output is complete while --keep-serving
+                # waits.
+                publish = stack.enter_context(
+                    detections_endpoint(
+                        args.serve,
+                        kb,
+                        keep_serving=args.keep_serving,
+                        style=style,
+                        host=args.host or LOOPBACK,
+                    )
                 )
-            )
             out: TextIO = (
                 sys.stdout
                 if args.output == "-"
@@ -343,9 +347,11 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
             writer = _writer(args.output_format, out, style, query)
-            refresher = (
-                None if kb is None else stack.enter_context(Refresher(kb, args.refresh_every))
-            )
+            refresher: Refresher | None = None
+            if kb is not None:
+                from connectors.events.refresh import Refresher
+
+                refresher = stack.enter_context(Refresher(kb, args.refresh_every))
             rdf = _rdf_options(args, program)
             paths = args.events or ["-"]
             from reasoner.compiler.partition import event_arities
@@ -362,6 +368,8 @@ def run(args: argparse.Namespace) -> int:
             push = engine.push
             events = merge_streams(*streams)
             if args.speed is not None:
+                from connectors.events.pace import paced
+
                 events = paced(events, args.speed)
             try:
                 for event in events:
@@ -425,6 +433,10 @@ def run(args: argparse.Namespace) -> int:
     if stopped:
         return STOPPED
     return SKIPPED if counts["malformed"] or counts["refused"] else 0
+
+
+def _unpublished(detections: Sequence[Event]) -> None:
+    """Without --serve, detections are only written."""
 
 
 def _rejected(positions: list[Position], event: Event, error: EventError) -> str:

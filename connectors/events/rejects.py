@@ -10,14 +10,11 @@ later (a late one) is reported with its file and line too.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from reasoner.errors import ReasonerError
-
-_log = logging.getLogger("connectors.events")
 
 
 class InputFormatError(ReasonerError):
@@ -79,4 +76,6 @@ def log_rejected(rejected: Rejected) -> None:
     Example:
         >>> log_rejected(Rejected("in.jsonl", 3, "missing 'name'"))
     """
-    _log.warning("skipped %s", rejected)
+    import logging  # (here: a command that reports rejections itself never loads it)
+
+    logging.getLogger("connectors.events").warning("skipped %s", rejected)

@@ -20,7 +20,7 @@ from connectors.events.rejects import Rejected
 from connectors.mesowest.reader import MesoWestFile, read_mesowest
 from connectors.mesowest.station import Station
 from reasoner.knowledge.base import Knowledge
-from reasoner.language.parser import Rules
+from reasoner.language.loader import Rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.values import Time, Value

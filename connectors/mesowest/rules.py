@@ -41,6 +41,6 @@ def blizzard_program(definition: str = DEFAULT_DEFINITION) -> Program:
         raise ReasonerError(
             f"unknown blizzard definition {definition!r} (choose {', '.join(DEFINITIONS)})"
         )
-    from reasoner.language.parser import load_rules  # here: the CLI reads DEFINITIONS alone
+    from reasoner.language.loader import load_rules  # here: the CLI reads DEFINITIONS alone
 
     return load_rules([BLIZZARD_RULES, DEFINITIONS[definition]])

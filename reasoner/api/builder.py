@@ -26,6 +26,7 @@ from typing import Protocol
 
 from reasoner.api.terms import Expr, conj, term
 from reasoner.language.ast import (
+    UNITS,
     Aggregate,
     Atom,
     Binary,
@@ -49,7 +50,6 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.operators import OPERATORS, Operator
-from reasoner.language.parser import UNITS
 from reasoner.modes import Policy
 
 __all__ = [

@@ -202,6 +202,10 @@ class Where:
     span: Span | None = _span()
 
 
+#: Seconds per window unit.
+UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """``(pattern).size``: occurrences lasting at most ``size`` time units.

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import sys
-from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,9 @@ import lark
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from reasoner.errors import Diagnostic, ReasonerError, RuleSyntaxError
+from reasoner.errors import Diagnostic, RuleSyntaxError
 from reasoner.language.ast import (
+    UNITS,
     Aggregate,
     Atom,
     Binary,
@@ -50,11 +49,9 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.loader import cache_dir
 from reasoner.language.messages import describe_expected
 from reasoner.language.operators import keyword_operator, keywords
-
-#: Seconds per window unit.
-UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600, "d": 86400}
 
 #: ETALIS facts that configure the system rather than state knowledge (name, arity).
 DIRECTIVE_FACTS = frozenset(
@@ -116,55 +113,6 @@ def parse(text: str, file: str | None = None) -> Program:
     return Program(_statements(raw.children, builder), source=text)
 
 
-def parse_file(path: str | Path) -> Program:
-    """Read and parse one rule file.
-
-    Args:
-        path: the ``.event`` file.
-
-    Returns:
-        The program (spans carry ``str(path)``).
-
-    Raises:
-        ReasonerError: the file cannot be read.
-        RuleSyntaxError: the text does not parse.
-
-    >>> parse_file("rules/stock.event")  # doctest: +SKIP
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
-    return parse(text, str(path))
-
-
-#: What :func:`load_rules` accepts: rule text, ``.event`` paths, programs, or a sequence of them.
-Rules = str | Path | Program | Sequence[str | Path | Program]
-
-
-def load_rules(rules: Rules) -> Program:
-    """Parse rule text, rule files and programs into one program.
-
-    A string that names an existing ``.event`` file is read as that file; any other string is
-    rule text.
-
-    >>> len(load_rules("c <- a SEQ b.").event_rules)
-    1
-    """
-    if isinstance(rules, Program):
-        return rules
-    if isinstance(rules, Path):
-        return parse_file(rules)
-    if isinstance(rules, str):
-        if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
-            return parse_file(rules)
-        return parse(rules)
-    program = Program()
-    for part in rules:
-        program = program + load_rules(part)
-    return program
-
-
 @functools.cache
 def _parser() -> lark.Lark:
     return build_parser(grammar_cache())
@@ -193,15 +141,12 @@ def build_parser(cache: str | bool = False) -> lark.Lark:
 
 
 def grammar_cache() -> str | bool:
-    """Where the built parser is kept: the user's cache directory (``$XDG_CACHE_HOME``, else
-    ``~/.cache``), as the installed package may be read-only; False if it cannot be made.
+    """Where the built parser is kept (:func:`~reasoner.language.loader.cache_dir`); False if
+    it cannot be made.
 
     Building the parser takes about 0.15 s, loading it 0.01 s."""
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(home) / "etalis-reasoner"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
+    folder = cache_dir("")
+    if folder is None:
         return False
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     return str(folder / f"grammar-lark-{lark.__version__}-python-{python}.pickle")

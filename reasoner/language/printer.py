@@ -12,6 +12,7 @@ import re
 from fractions import Fraction
 
 from reasoner.language.ast import (
+    UNITS,
     Aggregate,
     Atom,
     Binary,
@@ -39,7 +40,6 @@ from reasoner.language.ast import (
     Window,
 )
 from reasoner.language.operators import OPERATORS
-from reasoner.language.parser import UNITS
 
 # (priority, type) of the infix operators the grammar knows.
 _INFIX: dict[str, tuple[int, str]] = {

@@ -38,7 +38,7 @@ from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, Term, Var
-from reasoner.language.parser import Rules, load_rules
+from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.conditions import condition

@@ -17,7 +17,6 @@ the result stays within CPython's nesting limits and a size budget (deeper, it s
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable
 from itertools import count
 from types import FunctionType
@@ -55,28 +54,68 @@ def inline(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     return define(source + "\n", label, fuser.scope)
 
 
+#: What a pasted body may not contain: a return, a nested scope, a global declaration.
+_SCOPED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Return,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+)
+
+
 class _Body:
-    """A generated function's definition, parsed, and what inlining it needs to know."""
+    """A generated function's source and what inlining it needs to know."""
 
-    __slots__ = ("function", "tree", "locals", "depth", "loops", "inlinable")
+    __slots__ = (
+        "function",
+        "source",
+        "params",
+        "assigned",
+        "locals",
+        "size",
+        "depth",
+        "loops",
+        "inlinable",
+    )
 
-    def __init__(self, function: Callable[..., Any], tree: ast.FunctionDef) -> None:
+    def __init__(self, function: Callable[..., Any], source: str, tree: ast.FunctionDef) -> None:
         self.function = function
-        self.tree = tree
-        self.locals = {a.arg for a in tree.args.args} | {
-            node.id
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-        }
+        self.source = source
+        self.params = [a.arg for a in tree.args.args]
+        self.assigned: set[str] = set()
+        self.size = 1  # statements, the definition's own included
+        contained = []  # per statement: whether it means the same pasted into another function
+        for statement in tree.body:
+            nodes = list(ast.walk(statement))
+            self.assigned.update(
+                node.id
+                for node in nodes
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+            )
+            self.size += sum(isinstance(node, ast.stmt) for node in nodes)
+            contained.append(
+                not any(isinstance(node, _SCOPED) for node in nodes) and not _escapes(statement)
+            )
+        self.locals = {*self.params, *self.assigned}
         self.depth, self.loops = _nesting(tree.body)
-        *rest, last = tree.body
+        last = tree.body[-1]
         #: "statement": the body can replace a call statement; "value": all but its last
         #: statement (``return <value>``) can go before a statement testing the call's value.
         self.inlinable = (
             "statement"
-            if _self_contained(tree.body)
+            if all(contained)
             else "value"
-            if isinstance(last, ast.Return) and last.value is not None and _self_contained(rest)
+            if isinstance(last, ast.Return) and last.value is not None and all(contained[:-1])
             else None
         )
 
@@ -91,7 +130,7 @@ class _Body:
         args = tree.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
             return None
-        return cls(function, tree)
+        return cls(function, source, tree)
 
 
 class _Fuser:
@@ -120,13 +159,14 @@ class _Fuser:
         names: dict[str, str | ast.Constant] = {name: prefix + name for name in body.locals}
         preamble: list[ast.stmt] = []
         for name, argument in bound:
-            if isinstance(argument, ast.Name | ast.Constant) and not _assigned(body.tree, name):
+            if isinstance(argument, ast.Name | ast.Constant) and name not in body.assigned:
                 # the caller's variable or constant, read as is
                 names[name] = argument.id if isinstance(argument, ast.Name) else argument
             else:
                 target = ast.Name(prefix + name, ast.Store())
                 preamble.append(ast.Assign(targets=[target], value=argument))
-        tree = _Renamer(names, globals_, prefix, self.scope).visit(copy.deepcopy(body.tree))
+        copied = ast.parse(body.source).body[0]  # (parsing again is faster than a deep copy)
+        tree = _Renamer(names, globals_, prefix, self.scope).visit(copied)
         assert isinstance(tree, ast.FunctionDef)
         tree.body = preamble + self.block(tree.body, depth, loops, stack)
         return tree
@@ -191,19 +231,17 @@ class _Fuser:
         if target not in self.bodies:
             self.bodies[target] = _Body.of(target)
         body = self.bodies[target]
-        if body is None or body.inlinable != kind or len(body.tree.args.args) != len(call.args):
+        if body is None or body.inlinable != kind or len(body.params) != len(call.args):
             return None
         if depth + body.depth > MAX_DEPTH or loops + body.loops > MAX_LOOPS:
             return None
-        size = sum(1 for node in ast.walk(body.tree) if isinstance(node, ast.stmt))
-        if self.statements + size > MAX_STATEMENTS:
+        if self.statements + body.size > MAX_STATEMENTS:
             return None
-        self.statements += size
+        self.statements += body.size
         self.inlined += 1
-        params = [a.arg for a in body.tree.args.args]
         return self.instance(
             body,
-            list(zip(params, call.args, strict=True)),
+            list(zip(body.params, call.args, strict=True)),
             depth=depth,
             loops=loops,
             stack=(*stack, target),
@@ -251,38 +289,6 @@ class _Renamer(ast.NodeTransformer):
         if isinstance(renamed, str):
             node.arg = renamed
         return node
-
-
-def _assigned(tree: ast.FunctionDef, name: str) -> bool:
-    return any(
-        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
-        for node in ast.walk(tree)
-    )
-
-
-def _self_contained(statements: list[ast.stmt]) -> bool:
-    """Whether ``statements`` mean the same pasted into another function: no return, no
-    break or continue leaving them, no nested scope, no global declarations."""
-    scoped = (
-        ast.FunctionDef,
-        ast.AsyncFunctionDef,
-        ast.ClassDef,
-        ast.Lambda,
-        ast.ListComp,
-        ast.SetComp,
-        ast.DictComp,
-        ast.GeneratorExp,
-        ast.Global,
-        ast.Nonlocal,
-        ast.Return,
-        ast.Yield,
-        ast.YieldFrom,
-        ast.Await,
-    )
-    for statement in statements:
-        if any(isinstance(node, scoped) for node in ast.walk(statement)):
-            return False
-    return not any(_escapes(statement) for statement in statements)
 
 
 def _escapes(node: ast.AST) -> bool:

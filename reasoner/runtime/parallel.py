@@ -28,7 +28,7 @@ from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotErro
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import Program, dump
-from reasoner.language.parser import Rules, load_rules
+from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats

@@ -47,7 +47,8 @@ from reasoner.api import (
     within,
 )
 from reasoner.language.ast import Program, Statement
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 from reasoner.language.printer import to_source
 from reasoner.values import IRI
 

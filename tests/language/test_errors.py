@@ -4,7 +4,8 @@ import pytest
 
 from reasoner.errors import ReasonerError, RuleCompileError, RuleSyntaxError
 from reasoner.language.check import check_program
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 
 SYNTAX = [
     ("c(X) foo.", 1, 6, "expected '<-', ':-' or '.' after the rule head, found 'foo'"),

@@ -10,7 +10,8 @@ import pytest
 
 from reasoner.language.ast import dump
 from reasoner.language.check import check
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 from reasoner.language.printer import to_source
 
 ROOT = Path(__file__).resolve().parents[2]

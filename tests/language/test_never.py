@@ -7,8 +7,9 @@ import pytest
 from connectors.cli import main
 from reasoner.language.ast import Program
 from reasoner.language.check import check
+from reasoner.language.loader import parse_file
 from reasoner.language.never import minimum_duration
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.parser import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from itertools import permutations
 
 import pytest
 
-from reasoner.language.parser import load_rules
+from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasoner.language.parser import load_rules
+from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive

@@ -8,7 +8,7 @@ import pytest
 
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
-from reasoner.language.parser import parse_file
+from reasoner.language.loader import parse_file
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.values import IRI

@@ -12,7 +12,7 @@ from strategies import patterns, programs, streams
 from reasoner.errors import RuleCompileError
 from reasoner.language.ast import Binary, EventAtom, EventRule, Not, Number, Pattern, Program, Var
 from reasoner.language.check import bound_variables
-from reasoner.language.parser import load_rules
+from reasoner.language.loader import load_rules
 from reasoner.runtime import probes
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.parser import parse, parse_file
+from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.semantics.reference import derive

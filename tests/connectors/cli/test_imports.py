@@ -40,8 +40,10 @@ def _probe(*argv: str) -> dict[str, list[str]]:
     return _probe_with(",".join(HEAVY), *argv)
 
 
-def _probe_with(heavy: str, *argv: str) -> dict[str, list[str]]:
+def _probe_with(heavy: str, *argv: str, cache: Path | None = None) -> dict[str, list[str]]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, heavy, *argv],
         capture_output=True,
@@ -72,19 +74,22 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
     assert found["heavy"] == []
 
 
-def test_running_a_command_does_import_what_it_needs() -> None:
-    # The probe sees imports: checking a rule file loads the parser, hence lark.
-    found = _probe("check", "rules/stock_ticker.event")
+def test_running_a_command_does_import_what_it_needs(tmp_path: Path) -> None:
+    # The probe sees imports: checking a rule file not yet in the cache loads the parser,
+    # hence lark.
+    found = _probe_with(",".join(HEAVY), "check", "rules/stock_ticker.event", cache=tmp_path)
     assert found["heavy"] == ["lark"]
 
 
-def test_a_run_over_json_lines_imports_the_rule_parser_only(tmp_path: Path) -> None:
-    # No geopy (WHERE's geo_distance imports it when first called), no parallel engine.
+def test_a_run_over_json_lines_imports_the_rule_parser_only_once(tmp_path: Path) -> None:
+    # No geopy (WHERE's geo_distance imports it when first called), no parallel engine; the
+    # rule parser (lark) only until the parsed rule file is in the cache.
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     heavy = ",".join((*HEAVY, "reasoner.runtime.parallel", "multiprocessing"))
-    found = _probe_with(heavy, "run", "rules/stock_ticker.event", "--events", str(empty))
-    assert found["heavy"] == ["lark"]
+    argv = ("run", "rules/stock_ticker.event", "--events", str(empty))
+    assert _probe_with(heavy, *argv, cache=tmp_path / "cache")["heavy"] == ["lark"]
+    assert _probe_with(heavy, *argv, cache=tmp_path / "cache")["heavy"] == []
 
 
 def test_a_run_imports_no_other_sub_command(tmp_path: Path) -> None:

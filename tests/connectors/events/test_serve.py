@@ -151,18 +151,18 @@ def test_a_busy_port_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_speed_paces_the_replay_and_changes_no_detection(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from connectors.cli import run as run_command
+    from connectors.events import pace
 
     assert main([*_run_args(tmp_path), "--only", "enhancedFire"]) == 0
     fast = capsys.readouterr().out
     speeds: list[float] = []
-    paced = run_command.paced
+    paced = pace.paced
 
     def recording(events: Any, speed: float) -> Any:
         speeds.append(speed)
         return paced(events, speed)
 
-    monkeypatch.setattr(run_command, "paced", recording)
+    monkeypatch.setattr(pace, "paced", recording)  # (the command imports it when it runs)
     args = [*_run_args(tmp_path), "--only", "enhancedFire", "--speed", "90000"]
     assert main([*args, "--serve", "0", "--host", "127.0.0.1"]) == 0
     assert speeds == [90000.0]  # 9,000 s of stream in 0.1 s

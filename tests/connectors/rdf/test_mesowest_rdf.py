@@ -14,7 +14,7 @@ from connectors.mesowest.reader import read_mesowest
 from connectors.mesowest.sosa import reading_graph, write_sosa
 from connectors.rdf.reader import GraphCounts, read_rdf
 from reasoner.knowledge.snapshot import KnowledgeBase
-from reasoner.language.parser import load_rules, parse_file
+from reasoner.language.loader import load_rules, parse_file
 from reasoner.rdf.mapping import GraphMapping
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event

@@ -1,0 +1,145 @@
+"""Rule files and text -> one :class:`~reasoner.language.ast.Program`; parsed rule files are
+kept between processes.
+
+Parsing a rule file costs about as much as the rest of a command's start-up (lark's import,
+its lexer, the tree transform), so :func:`parse_file` keeps each file's program in the user's
+cache directory (``$XDG_CACHE_HOME/etalis-reasoner/programs``, else ``~/.cache/...``): one
+entry per rule file path, holding the key it was parsed under (the file's text and path, and
+the parser's own source: grammar, parser, AST and operator modules, the Python version). A
+changed file or parser only misses; an entry that cannot be read, was cut short or does not
+match its checksum is parsed again and rewritten; a cache that cannot be written only costs the
+parse. Entries are pickles, like lark's own cache beside them: the directory is the user's.
+This module does not import lark: :mod:`reasoner.language.parser` is loaded on a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from reasoner.errors import ReasonerError
+from reasoner.language.ast import Program
+
+#: The entries' format; a new one misses every old entry.
+FORMAT = b"reasoner-program 1"
+#: What the parser's output depends on besides the rule file (relative to this package).
+_PARSER_SOURCES = ("grammar/etalis.lark", "parser.py", "ast.py", "operators.py")
+
+#: What :func:`load_rules` accepts: rule text, ``.event`` paths, programs, or a sequence of them.
+Rules = str | Path | Program | Sequence[str | Path | Program]
+
+
+def load_rules(rules: Rules) -> Program:
+    """Parse rule text, rule files and programs into one program.
+
+    A string that names an existing ``.event`` file is read as that file; any other string is
+    rule text.
+
+    >>> len(load_rules("c <- a SEQ b.").event_rules)
+    1
+    """
+    if isinstance(rules, Program):
+        return rules
+    if isinstance(rules, Path):
+        return parse_file(rules)
+    if isinstance(rules, str):
+        if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
+            return parse_file(rules)
+        from reasoner.language.parser import parse
+
+        return parse(rules)
+    program = Program()
+    for part in rules:
+        program = program + load_rules(part)
+    return program
+
+
+def parse_file(path: str | Path, cache: Path | None = None) -> Program:
+    """Read and parse one rule file, or take its program from the cache.
+
+    Args:
+        path: the ``.event`` file (spans carry ``str(path)``).
+        cache: the cache directory (default :func:`cache_dir`; None when it cannot be made).
+
+    Raises:
+        ReasonerError: the file cannot be read.
+        RuleSyntaxError: the text does not parse.
+
+    >>> parse_file("rules/stock.event")  # doctest: +SKIP
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
+    folder = cache or cache_dir()
+    key = _key(str(path), text)
+    name = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()
+    entry = None if folder is None else folder / name
+    if entry is not None:
+        program = _read(entry, key)
+        if program is not None:
+            return program
+    from reasoner.language.parser import parse
+
+    program = parse(text, str(path))
+    if entry is not None:
+        _write(entry, key, program)
+    return program
+
+
+def cache_dir(name: str = "programs") -> Path | None:
+    """A folder of the user's cache directory for the reasoner (made if missing: by default
+    the parsed rule files'), or None if it cannot be made. The installed package may be
+    read-only, hence ``$XDG_CACHE_HOME/etalis-reasoner``, else ``~/.cache/etalis-reasoner``."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(home) / "etalis-reasoner" / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder
+
+
+def _key(path: str, text: str) -> bytes:
+    digest = hashlib.sha256(FORMAT)
+    digest.update(f"python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
+    here = Path(__file__).parent
+    for name in _PARSER_SOURCES:
+        digest.update((here / name).read_bytes())
+        digest.update(b"\0")
+    digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + text.encode("utf-8"))
+    return digest.hexdigest().encode()
+
+
+def _read(entry: Path, key: bytes) -> Program | None:
+    """The program an entry holds under ``key``; None for a miss or a damaged entry."""
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    header, _, body = data.partition(b"\n")
+    if header != FORMAT + b" " + key + b" " + hashlib.sha256(body).hexdigest().encode():
+        return None  # another key, another format, or damaged
+    try:
+        program = pickle.loads(body)
+    except Exception:  # noqa: BLE001 (a body that passed its checksum but will not load)
+        return None
+    return program if isinstance(program, Program) else None
+
+
+def _write(entry: Path, key: bytes, program: Program) -> None:
+    """Write an entry aside and rename it over the old one (a reader never sees half)."""
+    body = pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL)
+    header = FORMAT + b" " + key + b" " + hashlib.sha256(body).hexdigest().encode()
+    partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_bytes(header + b"\n" + body)
+        os.replace(partial, entry)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()

@@ -1,0 +1,142 @@
+"""Parsed rule files are kept in the user's cache directory; a stale or damaged entry is
+parsed again."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from pathlib import Path
+
+import pytest
+
+from reasoner.errors import RuleSyntaxError
+from reasoner.language import loader, parser
+from reasoner.language.ast import Program, dump
+from reasoner.language.loader import cache_dir, parse_file
+
+RULES = "ce(X) <- a(X) SEQ b(X) WHERE X > 1.\n"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    """The texts the parser is asked to parse (a hit asks nothing); the cache in tmp_path."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    asked: list[str] = []
+    real = parser.parse
+
+    def counting(text: str, file: str | None = None) -> Program:
+        asked.append(text)
+        return real(text, file)
+
+    monkeypatch.setattr(parser, "parse", counting)
+    return asked
+
+
+def _rules(tmp_path: Path, text: str = RULES) -> Path:
+    path = tmp_path / "rules.event"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _entry() -> Path:
+    folder = cache_dir()
+    assert folder is not None
+    (entry,) = folder.iterdir()
+    return entry
+
+
+def test_a_file_is_parsed_once_then_loaded(parses: list[str], tmp_path: Path) -> None:
+    path = _rules(tmp_path)
+    first = parse_file(path)
+    second = parse_file(path)
+    assert parses == [RULES]
+    assert second == first == parser.parse(RULES, str(path))
+    assert dump(second) == dump(parser.parse(RULES, str(path)))
+    assert second.source == RULES
+    assert second.event_rules[0].span == first.event_rules[0].span  # the file and place
+    assert str(second.event_rules[0].span.file) == str(path)
+
+
+def test_a_changed_file_is_parsed_again(parses: list[str], tmp_path: Path) -> None:
+    path = _rules(tmp_path)
+    parse_file(path)
+    changed = RULES.replace("X > 1", "X > 2")
+    path.write_text(changed, encoding="utf-8")
+    program = parse_file(path)
+    assert parses == [RULES, changed]
+    assert "Number(value=2)" in dump(program)
+    assert len(list(cache_dir().iterdir())) == 1  # type: ignore[union-attr]  # one per path
+    parse_file(path)
+    assert parses == [RULES, changed]
+
+
+def test_another_parser_or_format_misses(
+    parses: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _rules(tmp_path)
+    parse_file(path)
+    # the key covers the parser's own source files: one more (or a changed one) misses
+    monkeypatch.setattr(loader, "_PARSER_SOURCES", (*loader._PARSER_SOURCES, "messages.py"))
+    parse_file(path)
+    assert parses == [RULES, RULES]
+    monkeypatch.setattr(loader, "FORMAT", b"reasoner-program 0")
+    parse_file(path)
+    assert parses == [RULES, RULES, RULES]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # cut short
+        lambda data: data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],  # one bit flipped
+        lambda data: b"",
+        lambda data: b"not a cache entry at all",
+    ],
+    ids=["truncated", "bit-flip", "empty", "garbage"],
+)
+def test_a_damaged_entry_is_parsed_again_and_rewritten(
+    parses: list[str], tmp_path: Path, damage: object
+) -> None:
+    path = _rules(tmp_path)
+    expected = parse_file(path)
+    entry = _entry()
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))  # type: ignore[operator]
+    assert parse_file(path) == expected
+    assert parses == [RULES, RULES]
+    assert entry.read_bytes() == good
+
+
+def test_an_entry_holding_no_program_is_ignored(parses: list[str], tmp_path: Path) -> None:
+    path = _rules(tmp_path)
+    expected = parse_file(path)
+    entry = _entry()
+    header = entry.read_bytes().partition(b"\n")[0]
+    body = pickle.dumps(["not", "a", "program"])
+    # a well-formed entry under the right key, with a matching checksum
+    forged = b" ".join(header.split(b" ")[:-1] + [hashlib.sha256(body).hexdigest().encode()])
+    entry.write_bytes(forged + b"\n" + body)
+    assert parse_file(path) == expected
+    assert parses == [RULES, RULES]
+
+
+def test_no_cache_directory_only_costs_the_parse(
+    parses: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(a_file))  # no directory can be made there
+    assert cache_dir() is None
+    path = _rules(tmp_path)
+    first, second = parse_file(path), parse_file(path)
+    assert parses == [RULES, RULES]
+    assert first == second
+
+
+def test_a_syntax_error_is_reported_every_time(parses: list[str], tmp_path: Path) -> None:
+    path = _rules(tmp_path, "ce(X) <- a(X) SEQ.\n")
+    for _ in range(2):
+        with pytest.raises(RuleSyntaxError, match="rules.event:1:"):
+            parse_file(path)
+    assert len(parses) == 2
+    assert list(cache_dir().iterdir()) == []  # type: ignore[union-attr]
