@@ -52,13 +52,30 @@ from reasoner.language.parser import parse  # noqa: E402
 
 GOAL = re.compile(r'^\s*swipl\b[^"]*-g\s+"(.*)"\s*$')
 IGNORED = {  # output, logging and explanations: they change no detection
-    "open", "write", "nl", "halt", "assert", "dynamic", "write_list", "my_write_list",
-    "write_space", "write_nl", "close", "flush_output", "reset_log_file", "justify_event",
-    "write_justification", "write_justification_udraw",
+    "open",
+    "write",
+    "nl",
+    "halt",
+    "assert",
+    "dynamic",
+    "write_list",
+    "my_write_list",
+    "write_space",
+    "write_nl",
+    "close",
+    "flush_output",
+    "reset_log_file",
+    "justify_event",
+    "write_justification",
+    "write_justification_udraw",
 }
 RULE_FLAGS = {"garbage_control", "garbage_window", "garbage_window_step"}  # directive facts
 HARMLESS_FLAGS = {
-    "output_temporary_files", "logging_to_file", "store_fired_events", "logging", "db_trace",
+    "output_temporary_files",
+    "logging_to_file",
+    "store_fired_events",
+    "logging",
+    "db_trace",
     "prolog_backend",
 }
 TICK = Fraction(1, 1000)
@@ -92,10 +109,15 @@ def cases(checkout: Path) -> list[Case]:
     """Every uncommented ``swipl -g`` goal of every example's test scripts."""
     found = []
     for script in sorted((checkout / "examples").glob("*/test*.sh.bat")):
-        goals = [m.group(1) for line in script.read_text(errors="replace").splitlines()
-                 if (m := GOAL.match(line))]
+        goals = [
+            m.group(1)
+            for line in script.read_text(errors="replace").splitlines()
+            if (m := GOAL.match(line))
+        ]
         for i, goal in enumerate(goals):
-            suffix = "" if script.name == "test.sh.bat" else f"/{script.name.removesuffix('.sh.bat')}"
+            suffix = (
+                "" if script.name == "test.sh.bat" else f"/{script.name.removesuffix('.sh.bat')}"
+            )
             name = script.parent.name + suffix + (f"#{i + 1}" if len(goals) > 1 else "")
             found.append(Case(name, script.parent, goal))
     return found
@@ -137,7 +159,9 @@ def stamp(term: Term) -> Fraction:
     match term:
         case Number(v):
             return Fraction(v)
-        case Compound("datime", args) if len(args) in (6, 7) and all(isinstance(a, Number) for a in args):
+        case Compound("datime", args) if len(args) in (6, 7) and all(
+            isinstance(a, Number) for a in args
+        ):
             y, mo, d, h, mi, s = (int(a.value) for a in args[:6])  # type: ignore[union-attr]
             counter = int(args[6].value) if len(args) == 7 else 0  # type: ignore[union-attr]
             return calendar.timegm((y, mo, d, h, mi, s)) + counter * TICK
@@ -223,7 +247,10 @@ class Converter:
                 self.counter = 0
             case Compound("execute_event_stream_file", (Atom(f),)):
                 self.stream_file(folder / f)
-            case Compound("findall", (Compound("stored_event", (Compound("event", (pattern, _)),)), _, Var(lst))):
+            case Compound(
+                "findall",
+                (Compound("stored_event", (Compound("event", (pattern, _)),)), _, Var(lst)),
+            ):
                 self.pending[lst] = pattern
             case Compound(";", (Compound("->", (cond, _)), _)):
                 for c in conjuncts(cond):
@@ -232,6 +259,8 @@ class Converter:
                             self.out.expected.append((self.pending[lst], expected_items(items)))
                         case Compound("=", (Var(lst), Atom("[]"))) if lst in self.pending:
                             self.out.expected.append((self.pending[lst], []))
+                        case Compound("=", (Var(lst), _)) if lst not in self.pending:
+                            pass  # a variable nothing bound: the unification always holds
                         case Compound("stored_event", (Compound("event", (pattern, _)),)):
                             self.out.expected.append((pattern, [EXISTS]))
                         case _:
@@ -272,8 +301,11 @@ def matches(pattern: Term, name: str, args: list[object], binding: dict[str, obj
         case Atom(n):
             return n == name and not args
         case Compound(n, pargs):
-            return n == name and len(pargs) == len(args) and all(
-                arg_matches(p, a, binding) for p, a in zip(pargs, args, strict=True))
+            return (
+                n == name
+                and len(pargs) == len(args)
+                and all(arg_matches(p, a, binding) for p, a in zip(pargs, args, strict=True))
+            )
     return False
 
 
@@ -291,16 +323,27 @@ def arg_matches(p: Term, a: object, binding: dict[str, object]) -> bool:
         case Number(x):
             return isinstance(a, int | float) and not isinstance(a, bool) and a == x
         case ListTerm(items, None):
-            return isinstance(a, list) and len(a) == len(items) and all(
-                arg_matches(i, x, binding) for i, x in zip(items, a, strict=True))
+            return (
+                isinstance(a, list)
+                and len(a) == len(items)
+                and all(arg_matches(i, x, binding) for i, x in zip(items, a, strict=True))
+            )
         case Compound(f, args):
-            return (isinstance(a, dict) and a.get("functor") == f and len(a["args"]) == len(args)
-                    and all(arg_matches(i, x, binding) for i, x in zip(args, a["args"], strict=True)))
+            return (
+                isinstance(a, dict)
+                and a.get("functor") == f
+                and len(a["args"]) == len(args)
+                and all(arg_matches(i, x, binding) for i, x in zip(args, a["args"], strict=True))
+            )
     return False
 
 
 def show(name: str, args: list[object]) -> str:
-    return name + (f"({', '.join(json.dumps(a) if not isinstance(a, str) else a for a in args)})" if args else "")
+    return name + (
+        f"({', '.join(json.dumps(a) if not isinstance(a, str) else a for a in args)})"
+        if args
+        else ""
+    )
 
 
 def compare(conv: Conversion, detections: list[dict]) -> str | None:
@@ -342,12 +385,25 @@ def run_ours(case: Case, conv: Conversion, tmp: Path) -> tuple[list[dict] | None
     if conv.flags:
         (tmp / "flags.event").write_text("\n".join(conv.flags) + "\n")
         rules.append(str(tmp / "flags.event"))
-    cmd = [sys.executable, "-m", "connectors.cli", "run", *rules, "--events", str(events), "--policy", conv.policy,
-           "--tie-break", "shorter"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "connectors.cli",
+        "run",
+        *rules,
+        "--events",
+        str(events),
+        "--policy",
+        conv.policy,
+        "--tie-break",
+        "shorter",
+    ]
     if conv.out_of_order and conv.lateness:
         cmd += ["--lateness", str(time_value(conv.lateness))]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=case.folder, timeout=300)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, cwd=case.folder, timeout=300
+    )
     if proc.returncode not in (0, 3):
         errors = [line for line in proc.stderr.splitlines() if line.startswith("reasoner:")]
         return None, errors[0] if errors else f"exit {proc.returncode}"
@@ -362,11 +418,21 @@ def run_etalis(case: Case, checkout: Path, tmp: Path) -> str:
         if (checkout / sub).exists():
             (tmp / "etalis" / sub).symlink_to(checkout / sub)
     try:
-        proc = subprocess.run(["swipl", "--traditional", "-g", case.goal, "-t", "halt"], cwd=work,
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+        proc = subprocess.run(
+            ["swipl", "--traditional", "-g", case.goal, "-t", "halt"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
         out = proc.stdout
     except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        out = (
+            exc.stdout.decode(errors="replace")
+            if isinstance(exc.stdout, bytes)
+            else (exc.stdout or "")
+        )
     if re.search(r"\tpassed", out):
         return "passed"
     if re.search(r"\tfailed", out) or "failed" in out:
@@ -376,8 +442,14 @@ def run_etalis(case: Case, checkout: Path, tmp: Path) -> str:
 
 def documented_differences() -> dict[str, str]:
     """Case name -> reason, from the table in docs/etalis.md's section on the suite."""
-    text = (ROOT / "docs" / "etalis.md").read_text() if (ROOT / "docs" / "etalis.md").exists() else ""
-    section = text.split("## Differences in the suite", 1)[-1] if "## Differences in the suite" in text else ""
+    text = (
+        (ROOT / "docs" / "etalis.md").read_text() if (ROOT / "docs" / "etalis.md").exists() else ""
+    )
+    section = (
+        text.split("## Differences in the suite", 1)[-1]
+        if "## Differences in the suite" in text
+        else ""
+    )
     out = {}
     for line in section.splitlines():
         m = re.match(r"\|\s*`([^`]+)`\s*\|\s*(.+?)\s*\|\s*$", line)
@@ -388,11 +460,23 @@ def documented_differences() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("checkout", type=Path, help="the etalis/ folder of an ETALIS checkout (has examples/ and src/)")
+    ap.add_argument(
+        "checkout",
+        type=Path,
+        help="the etalis/ folder of an ETALIS checkout (has examples/ and src/)",
+    )
     ap.add_argument("--etalis", action="store_true", help="also run ETALIS itself (needs swipl)")
-    ap.add_argument("--etalis-cache", type=Path, help="with --etalis: keep ETALIS's verdicts in this JSON file (reused when present)")
-    ap.add_argument("--only", action="append", help="run only the cases whose name starts with this")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print the converted events and detections")
+    ap.add_argument(
+        "--etalis-cache",
+        type=Path,
+        help="with --etalis: keep ETALIS's verdicts in this JSON file (reused when present)",
+    )
+    ap.add_argument(
+        "--only", action="append", help="run only the cases whose name starts with this"
+    )
+    ap.add_argument(
+        "-v", "--verbose", action="store_true", help="print the converted events and detections"
+    )
     args = ap.parse_args(argv)
     if args.etalis and shutil.which("swipl") is None:
         ap.error("--etalis needs swipl (Debian: apt-get install swi-prolog-nox)")
@@ -438,13 +522,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.etalis_cache:
         args.etalis_cache.write_text(json.dumps(cache, indent=1) + "\n")
     print()
-    for group in (["passed"] if args.etalis else ["-"]):
+    for group in ["passed"] if args.etalis else ["-"]:
         n = sum(v for (e, _), v in totals.items() if e == group)
         label = "cases ETALIS passes" if args.etalis else "cases"
         counts = {s: totals[(group, s)] for s in ("pass", "different", "fail", "no verdict")}
         print(f"{label}: {n}; " + ", ".join(f"{s} {c}" for s, c in counts.items()))
     if args.etalis:
-        print("all cases: " + ", ".join(f"ETALIS {e} / ours {s}: {c}" for (e, s), c in sorted(totals.items())))
+        print(
+            "all cases: "
+            + ", ".join(f"ETALIS {e} / ours {s}: {c}" for (e, s), c in sorted(totals.items()))
+        )
     return 0
 
 

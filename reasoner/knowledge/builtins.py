@@ -416,6 +416,22 @@ def _geo_distance(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         yield (lat1, lon1, lat2, lon2, km)
 
 
+def _choose(name: str, pick: Callable[[Number, Number], Number]) -> Relation:
+    """ETALIS's ``min(A, B, M)`` / ``max(A, B, M)``: M is the smaller / larger of two numbers."""
+
+    def solve(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
+        a, b, result = pattern
+        if not is_number(a) or not is_number(b):
+            if a is None or b is None:
+                raise EvaluationError(f"{name}/3 needs its first two arguments bound")
+            return
+        chosen = pick(a, b)  # type: ignore[arg-type]
+        if result is None or result == chosen:
+            yield (a, b, chosen)  # type: ignore[misc]
+
+    return solve
+
+
 #: Relational built-ins by ``(name, arity)``, called like ``Knowledge.solve``.
 RELATIONS: dict[tuple[str, int], Relation] = {
     ("atom_length", 2): _length("atom_length"),
@@ -431,4 +447,6 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("geo_distance", 5): _geo_distance,
     # Seed 004 names it getDistance(Lat1, Long1, Lat2, Long2, Distance), same order, km.
     ("getDistance", 5): _geo_distance,
+    ("min", 3): _choose("min", min),
+    ("max", 3): _choose("max", max),
 }

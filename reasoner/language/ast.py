@@ -119,6 +119,9 @@ class ListTerm:
 
 Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
 
+#: ETALIS's goals written as operands of a pattern: ``p SEQ prolog(Goal)`` is ``p WHERE Goal``.
+PATTERN_GOALS = frozenset({("prolog", 1), ("check", 1)})
+
 
 def term_variables(term: Term) -> Iterator[Var]:
     """Every variable occurrence in a term, left to right (anonymous ``_`` included).

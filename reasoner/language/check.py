@@ -17,6 +17,7 @@ from fractions import Fraction
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
+    PATTERN_GOALS,
     Aggregate,
     Atom,
     Binary,
@@ -266,8 +267,6 @@ def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:
                 )
 
 
-#: ETALIS's goals inside patterns, which would otherwise read as events that never occur.
-PATTERN_GOALS = frozenset({("prolog", 1), ("check", 1)})
 
 
 def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:
@@ -275,8 +274,9 @@ def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Ite
     match p:
         case EventAtom(name, args) if (name, len(args)) in PATTERN_GOALS:
             yield (
-                f"ETALIS's {name}(Goal) inside an event pattern is not supported: "
-                "test the goal with WHERE (pattern WHERE Goal)",
+                f"ETALIS's {name}(Goal) is supported only as the right operand of SEQ "
+                f"(p SEQ {name}(Goal) means p WHERE Goal): it would read as an event that "
+                "never occurs",
                 span,
                 "error",
             )

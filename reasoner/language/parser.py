@@ -22,6 +22,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from reasoner.errors import Diagnostic, RuleSyntaxError
 from reasoner.language.ast import (
+    PATTERN_GOALS,
     UNITS,
     Aggregate,
     Atom,
@@ -379,9 +380,14 @@ class _ToAst(Transformer[Token, Any]):
         return TimePoint(_number(str(children[0])), self.span(meta))
 
     @v_args(meta=True)
-    def binary(self, meta: Any, children: list[Any]) -> Binary:
+    def binary(self, meta: Any, children: list[Any]) -> Binary | Where:
         op = keyword_operator(str(children[1]).strip("'"))
-        return Binary(op, children[0], children[2], self.span(meta))
+        right = children[2]
+        goal = isinstance(right, EventAtom) and (right.name, len(right.args)) in PATTERN_GOALS
+        if op == "seq" and goal:
+            # ETALIS: `p SEQ prolog(Goal)` runs Goal once p is detected: p WHERE Goal.
+            return Where(children[0], right.args[0], self.span(meta))
+        return Binary(op, children[0], right, self.span(meta))
 
     @v_args(meta=True)
     def star(self, meta: Any, children: list[Any]) -> Star:

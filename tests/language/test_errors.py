@@ -100,11 +100,11 @@ COMPILE = [
     ("d <- a(X) OR b(Y) WHERE X =:= 1.", 1, 25, "unbound variable 'X' in WHERE"),
     ("d <- a(X) WHERE (Y < X, Y is X - 1).", 1, 18, "unbound variable 'Y' in WHERE"),
     (
-        "d(X) <- a(X) SEQ prolog(X > 1).",
+        "d(X) <- prolog(X > 1) SEQ a(X).",
         1,
-        18,
-        "ETALIS's prolog(Goal) inside an event pattern is not supported: test the goal with "
-        "WHERE (pattern WHERE Goal)",
+        9,
+        "ETALIS's prolog(Goal) is supported only as the right operand of SEQ (p SEQ "
+        "prolog(Goal) means p WHERE Goal): it would read as an event that never occurs",
     ),
     ("d(Y) <- a(X) CNOT b(Y).", 1, 3, "unbound variable 'Y' in the rule head"),
     ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
