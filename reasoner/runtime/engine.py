@@ -37,8 +37,10 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Program, Term, Var
+from reasoner.language.ast import EventRule, Program, Term, Var
+from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
+from reasoner.language.printer import to_source
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
 from reasoner.runtime.conditions import condition
@@ -141,9 +143,12 @@ class Engine:
         self._routes: dict[tuple[str, int], list[Callable[..., None]]] = {}
         self._source_nodes: dict[tuple[str, int], list[SourceNode]] = {}
         self._arity: dict[str, set[int]] = {}
-        self._outputs: list[Output] = []
+        self._outputs: list[Output] = []  # the rule bodies in use, in the order added
+        self._heads: list[Callable[..., None]] = []  # each output's head function
+        self._rules: list[EventRule] = []  # the rule each output belongs to
+        self._compiled = [0, 0]  # rules and outputs ever compiled (they number the next ones)
+        self._removed: set[int] = set()  # ids of the nodes of removed rules
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
-        self._network_dumps: list[str] = []
         self._callbacks: dict[str | None, list[Callback]] = {}
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
@@ -172,19 +177,81 @@ class Engine:
     # ------------------------------------------------------------------ building
 
     def add_rules(self, rules: Rules) -> None:
-        """Compile more rules into the running engine; existing state is kept.
+        """Compile more rules into the running engine (between two events); every other
+        rule keeps its state.
 
-        New rules see events from now on (their time points in the past never fire).
+        The new rules share no stored occurrence with the rules already running: they see
+        the events (input and derived) processed from now on, and never match an event
+        processed before (their time points before now never fire). What they derive feeds
+        every rule reading it, old or new. Raises RuleSyntaxError or RuleCompileError,
+        changing nothing, for rules that do not parse or do not compile (also together with
+        the running ones, e.g. a negation through recursion).
         """
         program = load_rules(rules)
+        if self.program.event_rules:  # problems between the running rules and the new ones
+            check_program(self.program + program)
+        rules_before, outputs_before = self._compiled
         network = compile_program(
-            program, self._options, first_node=len(self._nodes), first_rule=len(self._outputs)
+            program, self._options, first_node=len(self._nodes), first_rule=rules_before
         )
         self.program = self.program + program
         if self._own_facts:
             self._runtime.knowledge = program_knowledge(self.program)
-        self._instantiate(network)
-        self._network_dumps.append(network.dump())
+        self._compiled = [rules_before + len(program.event_rules), outputs_before]
+        self._instantiate(network, program.event_rules, rules_before)
+
+    def remove_rules(self, which: str | EventRule) -> tuple[EventRule, ...]:
+        """Remove rules from the running engine (between two events); every other rule
+        keeps its state. Returns the rules removed.
+
+        ``which`` is a label (every rule carrying it, as ETALIS's ``del_event_rule(Label)``),
+        else a head ``name`` or ``name/arity`` (every rule deriving it), or a rule (text or
+        :class:`EventRule`; the rules equal to it, label included). The partial matches of
+        the removed rules are dropped; nodes they shared with other rules stay as they are.
+        Rules reading what a removed rule derived keep what they stored of it, and receive
+        no more. Raises EngineError, changing nothing, when no rule matches.
+        """
+        doomed = {id(rule) for rule in select_rules(self.program.event_rules, which)}
+        if not doomed:
+            raise EngineError(f"no rule is labelled or derives {_quoted(which)}")
+        removed: dict[int, EventRule] = {}
+        kept = []
+        for out, head, rule in zip(self._outputs, self._heads, self._rules, strict=True):
+            if id(rule) in doomed:
+                self._nodes[out.input].disconnect(head)
+                removed[id(rule)] = rule
+            else:
+                kept.append((out, head, rule))
+        self._outputs = [out for out, _, _ in kept]
+        self._heads = [head for _, head, _ in kept]
+        self._rules = [rule for _, _, rule in kept]
+        self.program = Program(tuple(s for s in self.program.statements if id(s) not in doomed))
+        self._drop_unused()
+        self._rewire()
+        return tuple(removed.values())
+
+    def _drop_unused(self) -> None:
+        """Disconnect the nodes no rule uses any more, and cancel their timers; each is
+        replaced by an inert node (node ids stay: generated code and snapshots use them)."""
+        used: set[int] = set()
+        todo = [out.input for out in self._outputs]
+        while todo:
+            node_id = todo.pop()
+            if node_id not in used:
+                used.add(node_id)
+                todo.extend(self._specs[node_id].inputs)
+        dropped = set(range(len(self._nodes))) - used - self._removed
+        for node_id in sorted(dropped):
+            spec, node = self._specs[node_id], self._nodes[node_id]
+            for child, receiver in zip(spec.inputs, node.receivers, strict=True):
+                self._nodes[child].disconnect(receiver)
+            if isinstance(node, SourceNode):
+                self._source_nodes[(spec.name, len(spec.args))].remove(node)  # type: ignore[union-attr]
+            self._nodes[node_id] = Node(node_id, self._runtime)
+        self._removed |= dropped
+        timers = self._runtime.timers
+        timers[:] = [t for t in timers if _timer_node(t[2]) not in dropped]
+        heapq.heapify(timers)
 
     def options(self) -> dict[str, Any]:
         """The options the engine was built with (what a snapshot must agree on)."""
@@ -213,13 +280,17 @@ class Engine:
         restore(self, data)
 
     def network(self) -> str:
-        """The compiled network as text (as ``reasoner check --emit network`` prints it)."""
-        return "".join(self._network_dumps)
+        """The compiled network of the rules in use, as text (as ``reasoner check --emit
+        network`` prints it)."""
+        nodes = tuple(s for s in self._specs if s.id not in self._removed)
+        horizons = tuple((s.id, self._nodes[s.id].horizon) for s in nodes if s.stores)
+        return Network(nodes, tuple(self._outputs), horizons).dump()
 
-    def _instantiate(self, network: Network) -> None:
+    def _instantiate(self, network: Network, rules: Sequence[EventRule], first_rule: int) -> None:
         prefixes = dict(network.prefixes)
         horizon = dict(network.horizons)
-        rank = delivery_ranks(network, len(self._outputs))
+        rank = delivery_ranks(network, self._compiled[1])
+        self._compiled[1] += len(network.outputs)
         for spec in network.nodes:
             node = self._node(spec, prefixes)
             for position in node.wiring:
@@ -229,8 +300,19 @@ class Engine:
             self._nodes.append(node)
             self._specs.append(spec)
         for index, out in enumerate(network.outputs):
-            self._nodes[out.input].connect(self._head(out, prefixes), rank[(-1 - index, 0)])
+            head = self._head(out, prefixes)
+            self._nodes[out.input].connect(head, rank[(-1 - index, 0)])
             self._outputs.append(out)
+            self._heads.append(head)
+            self._rules.append(rules[out.rule - first_rule])
+        self._rewire()
+
+    def _rewire(self) -> None:
+        """Rebuild what is derived from the nodes in use and their connections: the event
+        types known, the fused dispatchers, what sweeps visit and how often."""
+        self._producers = {}
+        self._arity = {}
+        for out in self._outputs:
             self._producers.setdefault((out.head.name, len(out.head.args)), []).append(out.input)
             self._arity.setdefault(out.head.name, set()).add(len(out.head.args))
         self._feed_lists = [self._feeds(spec) for spec in self._specs]
@@ -240,12 +322,13 @@ class Engine:
         for (name, arity), sources in self._source_nodes.items():
             # One function per event type, the network above its sources fused into it
             # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
-            fused = inline(dispatcher(sources), f"{name}/{arity}")
-            self._receivers(name, arity)[:] = [fused]
-        windows = [h for h in horizon.values() if h is not None]
-        if windows:
-            # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
-            self._sweep_every = min(self._sweep_every, min(windows) / 2)
+            fused = [inline(dispatcher(sources), f"{name}/{arity}")] if sources else []
+            self._receivers(name, arity)[:] = fused
+            if sources:
+                self._arity.setdefault(name, set()).add(arity)
+        windows = [node.horizon for node in self._nodes if node.horizon is not None]
+        # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
+        self._sweep_every = min(windows) / 2 if windows else math.inf
 
     def _node(self, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
         """The run-time node of one network node (not yet connected)."""
@@ -254,8 +337,9 @@ class Engine:
             case Source():
                 return self._source(spec, prefixes)
             case Clock(time=time):
-                clock = ClockNode(spec.id, rt, time, pending=time >= rt.now)
-                if time >= rt.now:
+                # (a time point at ``now`` is past: events of that time were processed)
+                clock = ClockNode(spec.id, rt, time, pending=time > rt.now)
+                if time > rt.now:
                     rt.schedule(time, clock.fire)
                 return clock
             case Join():
@@ -325,7 +409,6 @@ class Engine:
         )
         node = SourceNode(spec.id, self._runtime, test, values, constants)
         self._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
-        self._arity.setdefault(spec.name, set()).add(len(spec.args))
         return node
 
     def _condition(
@@ -658,6 +741,40 @@ class Engine:
                 seen.add(node_id)
                 todo.extend(self._specs[node_id].inputs)
         return sorted(seen)
+
+
+def select_rules(rules: Sequence[EventRule], which: str | EventRule) -> list[EventRule]:
+    """The rules ``which`` names (see :meth:`Engine.remove_rules`).
+
+    >>> rules = load_rules("r1 'rule:' c <- a. d(X) <- b(X). r1 'rule:' e <- b(1).").event_rules
+    >>> [to_source(r.head) for r in select_rules(rules, "r1")]
+    ['c', 'e']
+    >>> [to_source(r.head) for r in select_rules(rules, "d/1")]
+    ['d(X)']
+    >>> [to_source(r.head) for r in select_rules(rules, "c <- a.")]
+    []
+    """
+    if isinstance(which, EventRule) or "<-" in which:
+        wanted = load_rules(which).event_rules if isinstance(which, str) else (which,)
+        return [rule for rule in rules if rule in wanted]
+    labelled = [rule for rule in rules if rule.label == which]
+    if labelled:
+        return labelled
+    name, slash, arity = which.rpartition("/")
+    if slash and arity.isdigit():
+        return [r for r in rules if r.head.name == name and len(r.head.args) == int(arity)]
+    return [rule for rule in rules if rule.head.name == which]
+
+
+def _quoted(which: str | EventRule) -> str:
+    return repr(which) if isinstance(which, str) else repr(to_source(which))
+
+
+def _timer_node(fire: Any) -> int:
+    """The id of the node a timer belongs to (a time point's ``fire``, an aggregate's
+    ``partial``)."""
+    node: Node = getattr(fire, "func", fire).__self__
+    return node.id
 
 
 def provenance(why: Any) -> tuple[Event, ...]:

@@ -135,6 +135,11 @@ class Node:
         self.parents.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep order
         self.emit = fan_out([p for _, p in self.parents])
 
+    def disconnect(self, parent: Emit) -> None:
+        """Stop sending occurrences to ``parent`` (a rule removed from the engine)."""
+        self.parents = [(rank, p) for rank, p in self.parents if p is not parent]
+        self.emit = fan_out([p for _, p in self.parents]) if self.parents else _nowhere
+
     def stores(self) -> tuple[Store, ...]:
         return ()
 
