@@ -87,6 +87,8 @@ _NEEDS = {
 
 Env = dict[str, Any]
 Judge = Callable[[Env], "Reason | None"]
+#: Atom (by ``id``) -> variables to read under another name in it (old name -> new name).
+Renames = Mapping[int, Mapping[str, str]]
 TimeText = Callable[[Time], str]
 
 
@@ -116,14 +118,20 @@ class Reason:
 @dataclass(frozen=True)
 class NearMiss:
     """A partial match of ``rule``'s body: the events it matched (of ``needed``), its interval
-    (None when it matched nothing) and the one reason it is no detection."""
+    (None when it matched nothing) and the reasons it is no detection: one, or two when no
+    match breaks a single constraint."""
 
     rule: EventRule
     events: tuple[Event, ...]
     needed: int
-    reason: Reason
+    reasons: tuple[Reason, ...]
     start: Time | None = None
     end: Time | None = None
+
+    @property
+    def reason(self) -> Reason:
+        """The (first) reason."""
+        return self.reasons[0]
 
 
 @dataclass(frozen=True)
@@ -157,7 +165,7 @@ class Answer:
                     "events": [_event_json(e, time) for e in m.events],
                     "start": None if m.start is None else time(m.start),
                     "end": None if m.end is None else time(m.end),
-                    "reason": _reason_json(m.reason),
+                    "reasons": [_reason_json(r) for r in m.reasons],
                 }
                 for m in self.near_misses
             ],
@@ -181,7 +189,7 @@ class Answer:
             lines.append(f"{number}. {rule}: {len(miss.events)} of {miss.needed} events matched")
             if miss.events:
                 lines.append("   " + ", ".join(_event_text(e, time) for e in miss.events))
-            lines.append(f"   stopped: {miss.reason.message}")
+            lines.append(f"   stopped: {'; and '.join(r.message for r in miss.reasons)}")
         for note in self.notes:
             lines.append(f"note: {note.message}")
         return "\n".join(lines) + "\n"
@@ -211,7 +219,8 @@ def why_not(
         expect: the expected detection, e.g. ``'blizzardWarning("KSLC")'``: its name and its
             leading arguments (variables and ``_`` match anything; fewer arguments than the
             head has leave the rest open).
-        between: only a detection ending at a time in [T1, T2] counts.
+        between: only a detection ending at a time in [T1, T2] counts (events ending after
+            T2 are then not processed, and detections after it are not seen).
         knowledge: the background knowledge for WHERE (default: the program's facts and
             Horn rules).
         policy, tie_break, lateness, max_span: as for :class:`~reasoner.Engine`.
@@ -244,7 +253,14 @@ def why_not(
     refused: list[Rejection] = []
     accepted: list[Event] = []
     detections: list[Event] = []
+    # Past T2 (and the lateness), only events ending by T2 can matter: they are pushed (the
+    # engine refuses them as late, with its reason); the rest is read, not processed.
+    cutoff = None if between is None else between[1] + lateness
+    passed = False
     for count, event in enumerate(events, 1):
+        if passed and event.end > between[1]:  # type: ignore[index]
+            continue
+        passed = cutoff is not None and event.end > cutoff
         try:
             detections += engine.push(event)
         except EventError as error:
@@ -316,6 +332,7 @@ class _Traced(_World):
         super().__init__(events, horizon, kb, prefixes)
         self.keys: dict[int, str] = {}
         self.kept: list[Pattern] = []  # keeps traced patterns alive: their ids stay theirs
+        self.renames: Renames = {}
 
     def trace(self, pattern: Pattern) -> None:
         self.kept.append(pattern)
@@ -329,15 +346,26 @@ class _Traced(_World):
         if not isinstance(pattern, EventAtom):
             return super().matches(pattern, goals, window)
         key = self.keys[id(pattern)]
+        args = pattern.args
+        if renamed := self.renames.get(id(pattern)):
+            args = tuple(_term(a, {old: Var(new) for old, new in renamed.items()}) for a in args)
         out = set()
-        for e in self.by_name.get((pattern.name, len(pattern.args)), ()):
+        for e in self.by_name.get((pattern.name, len(args)), ()):
             env: Env = {}
-            if all(
-                _unify(t, v, env, self.prefixes) for t, v in zip(pattern.args, e.args, strict=True)
-            ):
+            if all(_unify(t, v, env, self.prefixes) for t, v in zip(args, e.args, strict=True)):
                 env[key] = e
                 out.add((frozenset(env.items()), e.start, e.end))
         return out
+
+
+@dataclass(frozen=True)
+class _Relaxed:
+    """A body with constraints taken away: the tests of those constraints, and the renamed
+    variables of a split join."""
+
+    body: Pattern
+    judges: tuple[Judge, ...] = ()
+    renames: Renames = field(default_factory=dict)
 
 
 @dataclass
@@ -395,12 +423,25 @@ class _Inquiry:
         exact = self._matches(self.body)
         if exact:
             return found + [self._consumed(env, s, e) for env, s, e in exact]
-        for relaxed, judge in self._relaxations():
-            for env, s, e in self._matches(relaxed):
-                reason = judge(env)
-                if reason is not None:
-                    found.append(self._miss(env, s, e, reason))
-        return found
+        singles = list(self._relaxations(_Relaxed(self.body)))
+        near = [m for relaxed in singles for m in self._judged(relaxed)]
+        if not near:  # no match breaks a single constraint: try two
+            pairs = (r for relaxed in singles for r in self._relaxations(relaxed))
+            near = [m for relaxed in pairs for m in self._judged(relaxed)]
+        return found + near
+
+    def _judged(self, relaxed: _Relaxed) -> Iterator[NearMiss]:
+        """The matches of a relaxed body that break every constraint taken away."""
+        world = self.context.world
+        world.renames = relaxed.renames
+        try:
+            matches = self._matches(relaxed.body)
+        finally:
+            world.renames = {}
+        for env, s, e in matches:
+            reasons = [judge(env) for judge in relaxed.judges]
+            if all(r is not None for r in reasons):
+                yield self._miss(env, s, e, *reasons)  # type: ignore[arg-type]
 
     # -- matching
 
@@ -436,8 +477,9 @@ class _Inquiry:
                 return False
         return True
 
-    def _miss(self, env: Env, s: Time | None, e: Time | None, reason: Reason) -> NearMiss:
-        return NearMiss(self.rule, _events(env), self.needed, reason, s, e)
+    def _miss(self, env: Env, s: Time | None, e: Time | None, *reasons: Reason) -> NearMiss:
+        ordered = tuple(sorted(reasons, key=lambda r: (KINDS.index(r.kind), r.message)))
+        return NearMiss(self.rule, _events(env), self.needed, ordered, s, e)
 
     # -- the reasons
 
@@ -475,7 +517,7 @@ class _Inquiry:
         rest = _without(self.body, atom)
         matched = [] if rest is None else self._matches(rest, partial=True)
         if not matched:
-            return [NearMiss(self.rule, (), self.needed, reason)]
+            return [NearMiss(self.rule, (), self.needed, (reason,))]
         return [self._miss(env, s, e, reason) for env, s, e in matched]
 
     def _deeper(self, atom: EventAtom) -> NearMiss | None:
@@ -539,13 +581,34 @@ class _Inquiry:
                     yield self._miss(env, s, e, Reason("rejected", text, details))
                     break
 
-    def _relaxations(self) -> Iterator[tuple[Pattern, Judge]]:
-        """Every body with one constraint taken away, with the test of that constraint."""
-        for path, node, window in _nodes(self.body):
-            for replacement, judge in self._relax(node, window):
-                yield _replace(self.body, path, replacement), judge
+    def _relaxations(self, relaxed: _Relaxed) -> Iterator[_Relaxed]:
+        """``relaxed`` with one more constraint taken away, in every way."""
+        for path, node, window in _nodes(relaxed.body):
+            for replacement, judge, renames in self._relax(node, window):
+                merged = dict(relaxed.renames)
+                for atom, names in renames.items():
+                    merged[atom] = {**merged.get(atom, {}), **names}
+                body = _replace(relaxed.body, path, replacement)
+                yield _Relaxed(body, (*relaxed.judges, judge), merged)
 
-    def _relax(self, node: Pattern, window: Time | None) -> Iterator[tuple[Pattern, Judge]]:
+    def _relax(
+        self, node: Pattern, window: Time | None
+    ) -> Iterator[tuple[Pattern, Judge, Renames]]:
+        """The ways to take one constraint of ``node`` away: the node without it, the test of
+        it, and the variables to rename in which atoms (a shared variable split in two)."""
+        for replacement, judge in self._loosen(node, window):
+            yield replacement, judge, {}
+        if isinstance(node, Binary | Not) and not (
+            isinstance(node, Binary) and (node.op == "or" or OPERATORS[node.op].negation)
+        ):
+            left, right = (node.left, node.right)
+            atoms = [p for p in walk(right) if isinstance(p, EventAtom)]
+            for name in sorted(bound_variables(left) & bound_variables(right)):
+                split = f"{name}'"
+                renames = {id(atom): {name: split} for atom in atoms}
+                yield node, self._join(name, split, left, right), renames
+
+    def _loosen(self, node: Pattern, window: Time | None) -> Iterator[tuple[Pattern, Judge]]:
         match node:
             case Window(inner, size):
                 yield inner, lambda env: _window(env, inner, size, self.context.world)
@@ -562,14 +625,6 @@ class _Inquiry:
                 pass
             case Binary(op, left, right):
                 yield Binary("and", left, right, node.span), self._order(op, left, right)
-        if isinstance(node, Binary | Not) and not (
-            isinstance(node, Binary) and (node.op == "or" or OPERATORS[node.op].negation)
-        ):
-            left, right = (node.left, node.right)
-            for name in sorted(bound_variables(left) & bound_variables(right)):
-                split = f"{name}'"
-                relaxed = replace(node, right=_substitute(right, {name: Var(split)}))
-                yield relaxed, self._join(name, split, left, right)
 
     def _where(self, inner: Pattern, condition: Term) -> Iterator[tuple[Pattern, Judge]]:
         parts = _conjuncts(condition)
@@ -862,14 +917,14 @@ def _ranked(misses: list[NearMiss]) -> list[NearMiss]:
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for m in misses:
-        key = (id(m.rule), m.events, m.reason.message)
+        key = (id(m.rule), m.events, tuple(r.message for r in m.reasons))
         if key not in seen:
             seen.add(key)
             unique.append(m)
 
     def rank(m: NearMiss) -> tuple[Any, ...]:
         excess = m.reason.details.get("exceeded_by", 0)
-        return (-len(m.events), KINDS.index(m.reason.kind), excess, -(m.end or 0))
+        return (-len(m.events), len(m.reasons), KINDS.index(m.reason.kind), excess, -(m.end or 0))
 
     return sorted(unique, key=rank)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ def first(found: Answer) -> tuple[str, str, list[str]]:
     return miss.reason.kind, miss.reason.message, events
 
 
-def fires(rules: str, events: list[Event], name: str) -> list[Event]:
+def fires(rules: str, events: Sequence[Event], name: str) -> list[Event]:
     return sorted(e for e in derive(parse(rules), events) if e.name == name)
 
 
@@ -133,6 +134,22 @@ def test_join_variable_differs() -> None:
         answer("c(X) <- a(X) SEQ b(X).", [E("a", (1,), 1), E("b", (2,), 2)], "c")
     )
     assert (kind, message) == ("join", "X differs: 1 in a(X), 2 in b(X)")
+
+
+def test_two_constraints_at_once_when_no_single_one_explains_it() -> None:
+    rules = "c(X) <- (a(X) SEQ b(X)).5."
+    found = answer(rules, [E("a", (1,), 1), E("b", (2,), 9)], "c")
+    assert [(r.kind, r.message) for r in found.near_misses[0].reasons] == [
+        ("window", "the window of 5 was exceeded: it lasted 8, 3 too long"),
+        ("join", "X differs: 1 in a(X), 2 in b(X)"),
+    ]
+    assert found.render().splitlines()[-1] == (
+        "   stopped: the window of 5 was exceeded: it lasted 8, 3 too long; "
+        "and X differs: 1 in a(X), 2 in b(X)"
+    )
+    # one alone does not let it through (the reference semantics agrees)
+    assert fires("c(X) <- (a(X) SEQ b(X)).8.", found.near_misses[0].events, "c") == []
+    assert fires("c(X) <- (a(X) SEQ b(_)).5.", found.near_misses[0].events, "c") == []
 
 
 def test_consumed_under_chronological_by_which_detection() -> None:
@@ -245,13 +262,15 @@ def test_answer_as_json_and_text() -> None:
                 ],
                 "start": 1,
                 "end": 9,
-                "reason": {
-                    "kind": "window",
-                    "message": "the window of 5 was exceeded: it lasted 8, 3 too long",
-                    "window": 5,
-                    "lasted": 8,
-                    "exceeded_by": 3,
-                },
+                "reasons": [
+                    {
+                        "kind": "window",
+                        "message": "the window of 5 was exceeded: it lasted 8, 3 too long",
+                        "window": 5,
+                        "lasted": 8,
+                        "exceeded_by": 3,
+                    }
+                ],
             }
         ],
         "notes": [],

@@ -74,8 +74,8 @@ def test_json_output(files: tuple[str, str], capsys: pytest.CaptureFixture[str])
     argv = ["why-not", rules, "--events", events, "--expect", "c(1)", "--output-format", "json"]
     assert main([*argv, "--limit", "1"]) == 5
     found = json.loads(capsys.readouterr().out)
-    assert [m["reason"]["kind"] for m in found["near_misses"]] == ["rejected"]
-    assert found["near_misses"][0]["reason"]["where"] == f"{events}:4"
+    assert [[r["kind"] for r in m["reasons"]] for m in found["near_misses"]] == [["rejected"]]
+    assert found["near_misses"][0]["reasons"][0]["where"] == f"{events}:4"
     assert found["notes"][0]["where"] == f"{events}:3"
 
 
