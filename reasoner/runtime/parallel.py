@@ -282,12 +282,15 @@ class ParallelEngine:
         # (end, -1, 1, order) what timers derive
         feed: list[tuple[Any, ...]] = [(e[3], seq, 0, 0, e) for seq, e in raw]
         found: list[Event] = []
+        reads = self._reads
         for connection in self._connections:
             for seq, plain in _answer(connection):
                 detections = [_revive(d) for d in plain]
                 found += detections
+                if not reads:  # (no global rule reads what the workers derive)
+                    continue
                 for index, d in enumerate(detections):
-                    if (d[0], len(d[1])) in self._reads:
+                    if (d[0], len(d[1])) in reads:
                         tie = index if seq >= 0 else order_key(d)
                         feed.append((d[3], seq, 1, tie, d))
         if self._global is not None:
