@@ -8,8 +8,9 @@ entry per rule file path, holding the key it was parsed under (the file's text a
 the parser's own source: grammar, parser, AST and operator modules, the Python version). A
 changed file or parser only misses; an entry that cannot be read, was cut short or does not
 match its checksum is parsed again and rewritten; a cache that cannot be written only costs the
-parse. Entries are pickles, like lark's own cache beside them: the directory is the user's.
-This module does not import lark: :mod:`reasoner.language.parser` is loaded on a miss.
+parse. The most recently written :data:`KEEP` entries are kept. Entries are pickles, like
+lark's own cache beside them: the directory is the user's. This module does not import lark:
+:mod:`reasoner.language.parser` is loaded on a miss.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from reasoner.language.ast import Program
 
 #: The entries' format; a new one misses every old entry.
 FORMAT = b"reasoner-program 1"
+#: Entries kept (one per rule file path); writing one more removes the oldest.
+KEEP = 256
 #: What the parser's output depends on besides the rule file (relative to this package).
 _PARSER_SOURCES = ("grammar/etalis.lark", "parser.py", "ast.py", "operators.py")
 
@@ -143,3 +146,17 @@ def _write(entry: Path, key: bytes, program: Program) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             partial.unlink()
+        return
+    _prune(entry.parent)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the :data:`KEEP` most recently written entries (rule files in ever new temporary
+    folders would otherwise add one each, for good)."""
+    with contextlib.suppress(OSError):
+        entries = list(os.scandir(folder))
+        if len(entries) > KEEP:
+            entries.sort(key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+            for old in entries[KEEP:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(old.path)

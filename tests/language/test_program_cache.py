@@ -4,6 +4,7 @@ parsed again."""
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 from pathlib import Path
 
@@ -53,8 +54,9 @@ def test_a_file_is_parsed_once_then_loaded(parses: list[str], tmp_path: Path) ->
     assert second == first == parser.parse(RULES, str(path))
     assert dump(second) == dump(parser.parse(RULES, str(path)))
     assert second.source == RULES
-    assert second.event_rules[0].span == first.event_rules[0].span  # the file and place
-    assert str(second.event_rules[0].span.file) == str(path)
+    span = second.event_rules[0].span
+    assert span == first.event_rules[0].span  # the file and place
+    assert span is not None and (span.file, span.line, span.column) == (str(path), 1, 1)
 
 
 def test_a_changed_file_is_parsed_again(parses: list[str], tmp_path: Path) -> None:
@@ -140,3 +142,24 @@ def test_a_syntax_error_is_reported_every_time(parses: list[str], tmp_path: Path
             parse_file(path)
     assert len(parses) == 2
     assert list(cache_dir().iterdir()) == []  # type: ignore[union-attr]
+
+
+def test_only_the_latest_entries_are_kept(
+    parses: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loader, "KEEP", 3)
+    paths = []
+    for i in range(5):
+        folder = tmp_path / f"run{i}"  # e.g. a test's temporary folder
+        folder.mkdir()
+        paths.append(_rules(folder))
+        parse_file(paths[-1])
+        # written in this order (set, as the clock may not tell files written together apart)
+        entry = cache_dir() / hashlib.sha256(str(paths[-1]).encode()).hexdigest()  # type: ignore[operator]
+        os.utime(entry, ns=(i * 10**9, i * 10**9))
+    assert len(list(cache_dir().iterdir())) == 3  # type: ignore[union-attr]
+    for path in paths[2:]:  # the three written last are hits
+        parse_file(path)
+    assert len(parses) == 5
+    parse_file(paths[0])  # removed: parsed again
+    assert len(parses) == 6
