@@ -107,3 +107,17 @@ def test_scaleout_benchmark_checks_workers_against_one_engine(tmp_path: Path) ->
     for row in rows:
         assert row["workers_1_events_per_s"] > 0 and row["workers_2_events_per_s"] > 0
         assert row["snapshot_bytes"] > 0 and row["checkpoint_every"] == 1_000
+
+
+def test_epsparql_benchmark_query_detects_what_its_rules_and_brute_force_do(
+    tmp_path: Path,
+) -> None:
+    rows = {r["workload"]: r for r in _quick("bench_epsparql", tmp_path)}
+    ticks = [(e.end, e.args[0], e.args[1]) for e in stock_stream(2_000, seed=42)]
+    pairs = [(a, b) for a, b in itertools.combinations(ticks, 2) if a[1] == b[1] and a[0] < b[0]]
+    rises = sum(b[2] > a[2] + 5 and b[0] - a[0] <= 10 for a, b in pairs)
+    assert rows["rise"]["query_detections"] == rows["rise"]["rules_detections"] == {"q": rises}
+    highs = sum(p > 900 for _, _, p in ticks)
+    falls = sum(a[2] > 900 and b[2] < 880 and b[0] - a[0] <= 20 for a, b in pairs)
+    expected = {"q": falls, "q_2": highs}
+    assert rows["optional"]["query_detections"] == rows["optional"]["rules_detections"] == expected

@@ -141,16 +141,16 @@ def build_parser(cache: str | bool = False) -> lark.Lark:
     )
 
 
-def grammar_cache() -> str | bool:
+def grammar_cache(name: str = "grammar") -> str | bool:
     """Where the built parser is kept (:func:`~reasoner.language.loader.cache_dir`); False if
-    it cannot be made.
+    it cannot be made. ``name`` tells the grammars apart (the EP-SPARQL parser keeps its own).
 
     Building the parser takes about 0.15 s, loading it 0.01 s."""
     folder = cache_dir("")
     if folder is None:
         return False
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    return str(folder / f"grammar-lark-{lark.__version__}-python-{python}.pickle")
+    return str(folder / f"{name}-lark-{lark.__version__}-python-{python}.pickle")
 
 
 # ------------------------------------------------------------------------------ errors

@@ -28,6 +28,7 @@ from reasoner.language.epsparql.query import (
     Query,
     Triple,
 )
+from reasoner.language.parser import grammar_cache
 from reasoner.vocab import RDF, XSD
 
 #: Datatypes whose literals are numbers (as the triple view reads them).
@@ -137,6 +138,7 @@ def _parser() -> lark.Lark:
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=False,
+        cache=grammar_cache("epsparql"),
     )
 
 
