@@ -37,7 +37,7 @@ def test_translation_matches_golden(path: Path) -> None:
 
 
 def test_there_are_golden_cases() -> None:
-    assert len(GOLDEN) >= 7
+    assert len(GOLDEN) >= 9
 
 
 # ------------------------------------------------------------------------ end to end
@@ -127,6 +127,19 @@ def test_duration_window_and_background_knowledge(tmp_path: Path) -> None:
     assert out == {((IRI(EX + "acme"), "Ann"), 1, 3), ((IRI(EX + "acme"), "Ann"), 3, 4)}
 
 
+def test_construct_recursion_as_etalis_ep_sparql_07() -> None:
+    # ETALIS's ep_sparql_07: each constructed price is an event the query matches again.
+    query = parse_query(
+        "CONSTRUCT ?company hasStockPrice ?price2 WHERE { ?company hasStockPrice ?price1 } "
+        "DO ( ?price2 is ?price1+1 && ?price2 < 1000 )"
+    )
+    compiled = compile_query(query, "q")
+    got = _run(compiled.program, [Event("triple", ("company1", "hasStockPrice", 1), 1, 1)])
+    expected = {("triple", ("company1", "hasStockPrice", n), 1, 1) for n in range(2, 1000)}
+    assert got == expected
+    assert compiled.heads == (("triple", ("subject", "predicate", "object")),)
+
+
 # ---------------------------------------------------------------------------- errors
 
 
@@ -179,6 +192,12 @@ def test_syntax_errors_name_the_place(text: str, line: int, column: int, message
             1,
             37,
             "getDURATION() can only be bounded from above",
+        ),
+        (
+            "CONSTRUCT { ?x <urn:q> ?z }\nWHERE { ?x <urn:p> ?y }",
+            1,
+            1,
+            "no triple of the CONSTRUCT template has all its variables bound",
         ),
         (
             "SELECT ?x { ?x <urn:p> ?y } FILTER (getSTARTTIME() > 5)",

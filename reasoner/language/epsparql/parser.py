@@ -8,6 +8,7 @@ what was expected; so do an undeclared prefix and a function named by a full IRI
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -49,6 +50,7 @@ TIME_FUNCTIONS = ("getDURATION", "getSTARTTIME", "getENDTIME")
 
 _WORDS = {
     "SELECT_KW": "SELECT",
+    "CONSTRUCT_KW": "CONSTRUCT",
     "PREFIX_KW": "PREFIX",
     "WHERE_KW": "WHERE",
     "FILTER_KW": "FILTER",
@@ -221,13 +223,25 @@ class _ToQuery(Transformer[Token, Any]):
 
     @v_args(meta=True)
     def select(self, meta: Any, children: list[Any]) -> Query:
-        items = [c for c in children if not isinstance(c, Token)]
+        return self.query(meta, [c for c in children if not isinstance(c, Token)])
+
+    @v_args(meta=True)
+    def construct(self, meta: Any, children: list[Any]) -> Query:
+        template, *rest = [c for c in children if not isinstance(c, Token)]
+        return dataclasses.replace(self.query(meta, [None, *rest]), template=template)
+
+    def query(self, meta: Any, items: list[Any]) -> Query:
         variables, where = items[0], items[1]
         filters = tuple(c for c in items[2:] if isinstance(c, Filter))
         within = next((c[0] for c in items[2:] if isinstance(c, tuple)), None)
         names = tuple((rule, sparql) for sparql, rule in self.names.items())
         prefixes = tuple(self.prefixes.items())
-        return Query(variables, where, filters, within, names, prefixes, self.span(meta))
+        return Query(variables, where, filters, within, names, prefixes, span=self.span(meta))
+
+    def template(self, children: list[Any]) -> tuple[Triple, ...]:
+        if children and isinstance(children[0], list):  # ETALIS's form: one statement
+            return tuple(children[0])
+        return children[0] if children else ()
 
     def start(self, children: list[Any]) -> Query:
         query: Query = children[-1]

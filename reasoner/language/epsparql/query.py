@@ -67,10 +67,12 @@ Item = Triple | Background | Filter | Group | Join
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """``SELECT vars WHERE expression [FILTER ...] [WITHIN n]``.
+    """``SELECT vars`` or ``CONSTRUCT template``, then ``WHERE expression [FILTER ...]
+    [WITHIN n]``.
 
-    ``variables`` is None for ``SELECT *``; ``names`` maps each rule variable back to its
-    SPARQL name (without ``?``); ``prefixes`` are the query's ``PREFIX`` declarations.
+    ``variables`` is None for ``SELECT *`` and for CONSTRUCT; ``template`` is None for SELECT;
+    ``names`` maps each rule variable back to its SPARQL name (without ``?``); ``prefixes`` are
+    the query's ``PREFIX`` declarations.
     """
 
     variables: tuple[Var, ...] | None
@@ -79,4 +81,5 @@ class Query:
     within: Term | None
     names: tuple[tuple[str, str], ...]
     prefixes: tuple[tuple[str, str], ...]
+    template: tuple[Triple, ...] | None = None
     span: Span | None = _span()

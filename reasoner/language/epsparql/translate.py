@@ -58,6 +58,9 @@ from reasoner.language.epsparql.query import (
 )
 from reasoner.language.operators import Operator
 
+#: The result variables of a CONSTRUCT query: the constructed triple's parts.
+CONSTRUCTED = ("subject", "predicate", "object")
+
 #: The operators that pair two groups in time, by their rule-language operator.
 _TIMED: dict[str, Operator] = {
     "seq": "seq",
@@ -132,6 +135,11 @@ def _compile(query: Query, name: str, source: str | None) -> CompiledQuery:
         alternatives = [Window(p, size) for p in alternatives]
     if not alternatives:
         raise translator.dropped_error()
+    directives = tuple(
+        Directive(Compound("prefix", (Atom(prefix), Atom(iri)))) for prefix, iri in query.prefixes
+    )
+    if query.template is not None:
+        return _construct(query.template, alternatives, directives, source, query.span)
     sparql = dict(query.names)
     selected = query.variables
     if selected is None:  # SELECT *: the named variables, in order of appearance
@@ -147,13 +155,32 @@ def _compile(query: Query, name: str, source: str | None) -> CompiledQuery:
         args = tuple(v.name for v in selected if v.name in bound)
         head = heads.setdefault(args, name if not heads else f"{name}_{len(heads) + 1}")
         rules.append(EventRule(EventAtom(head, tuple(Var(a) for a in args)), pattern))
-    directives = tuple(
-        Directive(Compound("prefix", (Atom(prefix), Atom(iri)))) for prefix, iri in query.prefixes
-    )
     return CompiledQuery(
         Program(directives + tuple(rules), source=source),
         tuple(sparql.get(v.name, v.name) for v in selected),
         tuple((head, tuple(sparql[a] for a in args)) for args, head in heads.items()),
+    )
+
+
+def _construct(
+    template: tuple[Triple, ...],
+    alternatives: list[Pattern],
+    directives: tuple[Directive, ...],
+    source: str | None,
+    span: Span | None,
+) -> CompiledQuery:
+    """CONSTRUCT: one rule ``triple(S, P, O) <- alternative`` per template triple whose
+    variables the alternative binds (SPARQL leaves out a triple with an unbound variable)."""
+    rules = [
+        EventRule(EventAtom("triple", (t.subject, t.predicate, t.object), t.span), pattern)
+        for pattern in alternatives
+        for t in template
+        if {v.name for v in _triple_variables(t)} <= bound_variables(pattern)
+    ]
+    if not rules:
+        raise _error("no triple of the CONSTRUCT template has all its variables bound", span)
+    return CompiledQuery(
+        Program(directives + tuple(rules), source=source), CONSTRUCTED, (("triple", CONSTRUCTED),)
     )
 
 

@@ -108,3 +108,39 @@ def test_check_emits_the_translation(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_run_needs_rules_or_a_query(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run"]) == 1
     assert capsys.readouterr().err == "reasoner: give rule files, or a query with --query\n"
+
+
+def test_construct_writes_the_constructed_triples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ETALIS's ep_sparql_03, over JSON lines of triple events.
+    query, stream = tmp_path / "pairs.rq", tmp_path / "prices.jsonl"
+    query.write_text(
+        "CONSTRUCT ?company hasPricePairMin ?price1 WHERE { ?company hasStockPrice ?price1 } "
+        "SEQ { ?company hasStockPrice ?price2 } FILTER ( ?price1 < ?price2 )",
+        encoding="utf-8",
+    )
+    stream.write_text(
+        '{"name": "triple", "args": ["company1", "hasStockPrice", 1], "time": 1}\n'
+        '{"name": "triple", "args": ["company1", "hasStockPrice", 2], "time": 2}\n',
+        encoding="utf-8",
+    )
+    assert main(["run", "--query", str(query), "--events", str(stream)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    integer = "http://www.w3.org/2001/XMLSchema#integer"
+    assert records == [
+        {
+            "head": {"vars": ["subject", "predicate", "object"]},
+            "results": {
+                "bindings": [
+                    {
+                        "subject": {"type": "literal", "value": "company1"},
+                        "predicate": {"type": "literal", "value": "hasPricePairMin"},
+                        "object": {"type": "literal", "value": "1", "datatype": integer},
+                    }
+                ]
+            },
+            "start": 1,
+            "end": 2,
+        }
+    ]
