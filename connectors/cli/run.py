@@ -354,7 +354,7 @@ def run(args: argparse.Namespace) -> int:
                 refresher = stack.enter_context(Refresher(kb, args.refresh_every))
             rdf = _rdf_options(args, program)
             paths = args.events or ["-"]
-            from reasoner.compiler.partition import event_arities
+            from reasoner.language.ast import event_arities
 
             arities = event_arities(program)
             positions: list[Position] = []  # where each reader is, to name a rejected event's line

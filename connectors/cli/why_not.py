@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from connectors.events.merge import merge_streams
     from connectors.events.rejects import Position, Rejected
     from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
-    from reasoner.compiler.partition import event_arities
+    from reasoner.language.ast import event_arities
     from reasoner.language.loader import load_rules
     from reasoner.runtime.events import Event
     from reasoner.semantics.whynot import Rejection, parse_expected, why_not

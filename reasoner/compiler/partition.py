@@ -43,6 +43,7 @@ from reasoner.language.ast import (
     Var,
     Where,
     Window,
+    walk,
 )
 from reasoner.language.check import bound_variables
 from reasoner.language.operators import OPERATORS
@@ -433,29 +434,8 @@ def _atom_key(atom: EventAtom, keys: Mapping[EventType, int | None]) -> str:
     return arg.name
 
 
-def event_arities(program: Program) -> dict[str, set[int]]:
-    """The argument counts of every event name the program's event rules read or derive."""
-    arities: dict[str, set[int]] = {}
-    for rule in program.event_rules:
-        for name, arity in {(rule.head.name, len(rule.head.args)), *_atom_types(rule.body)}:
-            arities.setdefault(name, set()).add(arity)
-    return arities
-
-
 def _atoms(p: Pattern) -> Iterator[EventAtom]:
-    match p:
-        case EventAtom():
-            yield p
-        case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
-            yield from _atoms(inner)
-        case Aggregate(pattern=inner):
-            yield from _atoms(inner)
-        case Binary(_, left, right):
-            yield from _atoms(left)
-            yield from _atoms(right)
-        case Not(negated, left, right):
-            for q in (negated, left, right):
-                yield from _atoms(q)
+    return (q for q in walk(p) if isinstance(q, EventAtom))
 
 
 def _aggregates(p: Pattern) -> bool:

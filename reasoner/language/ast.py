@@ -308,6 +308,20 @@ def walk(pattern: Pattern) -> Iterator[Pattern]:
         yield from walk(inner)
 
 
+def event_arities(program: Program) -> dict[str, set[int]]:
+    """The argument counts of every event name the program's event rules read or derive.
+
+    >>> event_arities(Program((EventRule(EventAtom("c", (Var("X"),)), EventAtom("a")),)))
+    {'c': {1}, 'a': {0}}
+    """
+    arities: dict[str, set[int]] = {}
+    for rule in program.event_rules:
+        atoms = [rule.head, *(p for p in walk(rule.body) if isinstance(p, EventAtom))]
+        for atom in atoms:
+            arities.setdefault(atom.name, set()).add(len(atom.args))
+    return arities
+
+
 # ------------------------------------------------------------------------ statements
 
 

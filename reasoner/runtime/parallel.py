@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
-from reasoner.compiler.partition import analyse, event_arities
+from reasoner.compiler.partition import analyse
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Program, dump
+from reasoner.language.ast import Program, dump, event_arities
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
