@@ -1,7 +1,7 @@
 """The ``reasoner`` command: one module per sub-command, on top of the library and connectors.
 
 Each sub-command module (``check``, ``run``, ``why_not``, ``serve``, ``knowledge``,
-``mesowest``) has ``register(subparsers)``, which adds its parser and sets
+``mesowest``, ``spark``) has ``register(subparsers)``, which adds its parser and sets
 ``handler(args) -> int``. Modules
 import only light modules at the top (argparse, :mod:`reasoner.modes`, settings); a handler
 imports the parser, store, Spark or plotting code when it runs, so ``reasoner --help`` loads
@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "serve": "connectors.cli.serve",
     "knowledge": "connectors.cli.knowledge",
     "mesowest": "connectors.cli.mesowest",
+    "spark": "connectors.cli.spark",
 }
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from connectors.events.bindings import BindingsWriter
-from connectors.events.jsonl import JsonLinesWriter, read_jsonl
+from connectors.events.inputs import FORMATS, open_events, rdf_options
+from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.merge import merge_streams
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
 
-#: The RDF input formats: ``rdf`` picks the syntax by file extension.
-_RDF_FORMATS = ("rdf", *RDF_SYNTAXES)
 
 _Writer = JsonLinesWriter | RdfWriter | BindingsWriter
 
@@ -108,7 +107,7 @@ def _add_input(group: Any) -> None:
     )
     group.add_argument(
         "--format",
-        choices=("jsonl", "mesowest", *_RDF_FORMATS),
+        choices=FORMATS,
         default="jsonl",
         help="input format: JSON lines (default), MesoWest CSV exports, or a stream of "
         "timestamped RDF graphs (rdf: N-Quads or TriG by file extension)",
@@ -352,14 +351,14 @@ def run(args: argparse.Namespace) -> int:
                 from connectors.events.refresh import Refresher
 
                 refresher = stack.enter_context(Refresher(kb, args.refresh_every))
-            rdf = _rdf_options(args, program)
+            rdf = rdf_options(args.format, args.rdf_time, program)
             paths = args.events or ["-"]
             from reasoner.language.ast import event_arities
 
             arities = event_arities(program)
             positions: list[Position] = []  # where each reader is, to name a rejected event's line
             streams = [
-                _read(path, args.format, style, on_reject, rdf, arities, positions)
+                open_events(path, args.format, style, on_reject, rdf, arities, positions)
                 for path in paths
             ]
             # Detections are written a batch at a time, unless someone may be waiting for them.
@@ -524,55 +523,3 @@ def _writer(fmt: str, out: TextIO, style: TimeStyle, query: CompiledQuery | None
     if query is not None:
         return BindingsWriter(out, query.variables, query.heads, style)
     return JsonLinesWriter(out, style)
-
-
-def _rdf_options(args: argparse.Namespace, program: Program) -> dict[str, Any]:
-    """What every RDF stream is read with: the mapping (compiled once), time, counters."""
-    if args.format not in _RDF_FORMATS:
-        return {}
-    from connectors.rdf.reader import GENERATED_AT_TIME, GraphCounts, property_iri
-    from reasoner.knowledge.goals import DEFAULT_PREFIXES
-    from reasoner.rdf.mapping import GraphMapping
-
-    time = GENERATED_AT_TIME
-    if args.rdf_time:
-        time = property_iri(args.rdf_time, {**DEFAULT_PREFIXES, **program.prefixes})
-    return {
-        "mapping": GraphMapping(program),
-        "time_property": time,
-        "counts": GraphCounts(),
-        "syntax": None if args.format == "rdf" else args.format,
-    }
-
-
-def _read(
-    path: str,
-    fmt: str,
-    style: TimeStyle,
-    on_reject: object,
-    rdf: dict[str, Any],
-    arities: dict[str, set[int]],
-    positions: list[Position],
-) -> Iterator[Event]:
-    if rdf:
-        from connectors.rdf.reader import read_rdf
-
-        return read_rdf(
-            path,
-            style=style,
-            on_reject=on_reject,  # type: ignore[arg-type]
-            positions=positions,
-            **rdf,
-        )
-    if fmt == "mesowest":
-        from connectors.mesowest.reader import read_mesowest
-
-        style.iso = True  # MesoWest times are ISO-8601: write detections back the same way
-        return read_mesowest(path, on_reject=on_reject, positions=positions)  # type: ignore[arg-type]
-    return read_jsonl(
-        path,
-        style=style,
-        on_reject=on_reject,  # type: ignore[arg-type]
-        arities=arities,
-        positions=positions,
-    )

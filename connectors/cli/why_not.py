@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     Returns:
         0 when the expected detection occurred, :data:`NOT_DETECTED` when it did not.
     """
-    from connectors.cli.run import _rdf_options, _read
+    from connectors.events.inputs import open_events, rdf_options
     from connectors.events.merge import merge_streams
     from connectors.events.rejects import Position, Rejected
     from connectors.events.times import TimeStyle, epoch_to_iso, parse_time
@@ -137,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
 
     positions: list[Position] = []
     arities = event_arities(program)
-    rdf = _rdf_options(args, program)
+    rdf = rdf_options(args.format, args.rdf_time, program)
     streams = [
-        _read(path, args.format, style, on_reject, rdf, arities, positions)
+        open_events(path, args.format, style, on_reject, rdf, arities, positions)
         for path in args.events or ["-"]
     ]
 

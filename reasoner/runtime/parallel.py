@@ -39,7 +39,7 @@ from reasoner.values import NUMBER_TYPES
 BATCH = 2048
 
 
-def order_key(event: Event) -> tuple[Any, ...]:
+def order_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
     """The defined order of detections: end, start, name, then the arguments' text."""
     return (event[3], event[2], event[0], repr(event[1]))
 
@@ -278,26 +278,19 @@ class ParallelEngine:
         assert self._flight is not None
         until, raw = self._flight
         self._flight = None
-        # (end, seq, 0) an input event; (end, seq, 1, index) what derives from it;
-        # (end, -1, 1, order) what timers derive
-        feed: list[tuple[Any, ...]] = [(e[3], seq, 0, 0, e) for seq, e in raw]
         found: list[Event] = []
         reads = self._reads
+        derived: list[tuple[int, list[Event]]] = []
         for connection in self._connections:
             for seq, plain in _answer(connection):
-                detections = [_revive(d) for d in plain]
+                detections = [revive(d) for d in plain]
                 found += detections
-                if not reads:  # (no global rule reads what the workers derive)
-                    continue
-                for index, d in enumerate(detections):
-                    if (d[0], len(d[1])) in reads:
-                        tie = index if seq >= 0 else order_key(d)
-                        feed.append((d[3], seq, 1, tie, d))
+                if reads:  # (else no global rule reads what the workers derive)
+                    derived.append((seq, detections))
         if self._global is not None:
-            feed.sort(key=lambda item: item[:4])
             engine = self._global
-            for item in feed:
-                found += engine.push(item[4])
+            for event in remainder_input(raw, derived, reads):
+                found += engine.push(event)
             found += engine.advance(until)
         pending = self._pending + found
         pending.sort(key=order_key)
@@ -308,7 +301,7 @@ class ParallelEngine:
         return self._final(pending[:cut])
 
     def _final(self, ordered: list[Event]) -> list[Event]:
-        out = _unique(ordered)
+        out = list(unique(ordered))
         self._counts["detections"] += len(out)
         return out
 
@@ -390,18 +383,46 @@ class ParallelEngine:
         return final
 
 
+def remainder_input(
+    raw: Iterable[tuple[int, Event]],
+    derived: Iterable[tuple[int, list[Event]]],
+    reads: set[tuple[str, int]],
+) -> Iterator[Event]:
+    """What the global remainder reads, in the single engine's order: the input events it
+    reads, ``(seq, event)`` in the stream's order, merged with the keyed stage's detections,
+    ``(seq, detections)`` per input event's sequence number (-1: of timers), as
+    :func:`run_batch` gives them."""
+    # (end, seq, 0) an input event; (end, seq, 1, index) what derives from it;
+    # (end, -1, 1, order) what timers derive
+    inputs = ((e[3], seq, 0, 0, e) for seq, e in raw)
+    feed = sorted(
+        (
+            (d[3], seq, 1, index if seq >= 0 else order_key(d), d)
+            for seq, detections in derived
+            for index, d in enumerate(detections)
+            if (d[0], len(d[1])) in reads
+        ),
+        key=_feed_order,
+    )
+    return (item[4] for item in heapq.merge(inputs, feed, key=_feed_order))
+
+
+def _feed_order(item: tuple[Any, ...]) -> tuple[Any, ...]:
+    return item[:4]
+
+
 def event_order(events: Iterable[Event]) -> list[Event]:
     """Detections in the defined order of :class:`ParallelEngine`, repeats dropped."""
-    return _unique(sorted(events, key=order_key))
+    return list(unique(sorted(events, key=order_key)))
 
 
-def _unique(ordered: list[Event]) -> list[Event]:
+def unique(ordered: Iterable[Event]) -> Iterator[Event]:
     """Sorted detections without repeats (two rules, in two stages, may derive one event)."""
-    out: list[Event] = []
+    last: Event | None = None
     for d in ordered:
-        if not out or d != out[-1]:
-            out.append(d)
-    return out
+        if d != last:
+            yield d
+            last = d
 
 
 def _fingerprint(program: Program, options: dict[str, Any], lateness: Any, workers: int) -> str:
@@ -436,7 +457,7 @@ def _work(
         kind = message[0]
         try:
             if kind == "batch":
-                answer: Any = _run_batch(engine, message[1], message[2])
+                answer: Any = run_batch(engine, message[1], message[2])
             elif kind == "stats":
                 answer = engine.stats()
             elif kind == "snapshot":
@@ -459,7 +480,7 @@ def _work(
         connection.send(("ok", answer))
 
 
-def _run_batch(
+def run_batch(
     engine: Engine, batch: list[tuple[Any, ...]], until: Any
 ) -> list[tuple[int, list[tuple[Any, ...]]]]:
     """Push a batch of ``(seq, name, args, start, end)``; the detections (as plain tuples) per
@@ -471,26 +492,26 @@ def _run_batch(
         if end > clock.now:
             fired = engine.advance(end)
             if fired:
-                out.append((-1, [_plain(d) for d in fired]))
+                out.append((-1, [plain(d) for d in fired]))
         detections = push(new(Event, (name, args, start, end)))
         if detections:
-            out.append((seq, [_plain(d) for d in detections]))
+            out.append((seq, [plain(d) for d in detections]))
     if until > engine.now:
         fired = engine.advance(until)
         if fired:
-            out.append((-1, [_plain(d) for d in fired]))
+            out.append((-1, [plain(d) for d in fired]))
     return out
 
 
-def _plain(d: Event) -> tuple[Any, ...]:
+def plain(d: Event) -> tuple[Any, ...]:
     """A detection as plain tuples (with its sources, when it has them)."""
     if isinstance(d, Detection):
         return (*d, tuple(tuple(s) for s in d.sources))
     return tuple(d)
 
 
-def _revive(t: tuple[Any, ...]) -> Event:
-    """The inverse of :func:`_plain`."""
+def revive(t: tuple[Any, ...]) -> Event:
+    """The inverse of :func:`plain`."""
     if len(t) == 4:
         return tuple.__new__(Event, t)
     d = tuple.__new__(Detection, t[:4])

@@ -1,5 +1,5 @@
-"""Hypothesis strategies for random programs and streams, shared by the differential and
-provenance tests."""
+"""Hypothesis strategies for random programs and streams, shared by the differential,
+provenance, parallel and Spark tests."""
 
 from __future__ import annotations
 
@@ -144,3 +144,65 @@ def edge_streams(draw: st.DrawFn) -> tuple[int, list[Event]]:
         name = draw(st.sampled_from(INPUTS))
         events.append(Event(name, (draw(st.sampled_from([1, 1, 2])),), max(end - span, 0), end))
     return max_span, sorted(events, key=lambda e: e.end)
+
+
+# Partitionable programs (keyed by K) and their streams: the parallel and Spark tests.
+KEY = Var("K")
+keyed_atoms = st.builds(
+    lambda name, arg: EventAtom(name, (KEY, arg)),
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from([Var("X"), Var("Y"), Number(1)]),
+)
+
+
+def _extend_keyed(children: st.SearchStrategy[Pattern]) -> st.SearchStrategy[Pattern]:
+    return st.one_of(
+        st.builds(Binary, st.sampled_from(OPERATORS), children, children),
+        st.builds(Binary, st.sampled_from(NEGATIONS), children, children),
+        st.builds(Not, children, children, children),
+        st.builds(Window, children, st.integers(1, 6)),
+        children.flatmap(_where),
+        st.builds(
+            lambda p, q: Binary("during", p, Binary("seq", TimePoint(q), TimePoint(q + 3))),
+            children,
+            st.integers(0, 4),
+        ),
+    )
+
+
+keyed_patterns = st.recursive(keyed_atoms, _extend_keyed, max_leaves=4)
+
+
+@st.composite
+def partitionable_programs(draw: st.DrawFn) -> Program:
+    """Rules keyed by K (building on each other), and maybe a global rule over them."""
+    rules = []
+    for index in range(draw(st.integers(1, 3))):
+        body = draw(keyed_patterns)
+        if index and draw(st.booleans()):
+            earlier = EventAtom(f"d{draw(st.integers(0, index - 1))}", (KEY, Var("X")))
+            body = Binary(draw(st.sampled_from(OPERATORS)), body, earlier)
+        rest = sorted(bound_variables(body) - {"K"})
+        value = Var(rest[0]) if rest else Number(0)
+        rules.append(EventRule(EventAtom(f"d{index}", (KEY, value)), body))
+    if draw(st.booleans()):  # a global rule: joins different keys on the value
+        first, second = (EventAtom("d0", (Var(k), Var("V"))) for k in ("K1", "K2"))
+        rules.append(EventRule(EventAtom("g", (Var("V"),)), Binary("and", first, second)))
+        if draw(st.booleans()):  # a global chain: meets keyed events derived with g's
+            keyed = EventAtom(f"d{len(rules) - 2}", (Var("K"), Var("V")))
+            operator = draw(st.sampled_from(["and", "seq", "equals"]))
+            body = Binary(operator, EventAtom("g", (Var("V"),)), keyed)
+            rules.append(EventRule(EventAtom("h", (Var("K"), Var("V"))), body))
+    return Program(tuple(rules))
+
+
+@st.composite
+def keyed_streams(draw: st.DrawFn) -> list[Event]:
+    events = []
+    for _ in range(draw(st.integers(0, 14))):
+        end = draw(st.integers(0, 9))
+        start = max(end - draw(st.sampled_from([0, 0, 0, 1, 2])), 0)
+        name = draw(st.sampled_from(["a", "b", "c"]))
+        args = (draw(st.integers(1, 4)), draw(st.sampled_from([1, 2])))
+        events.append(Event(name, args, start, end))
+    return sorted(events, key=lambda e: e.end)

@@ -70,6 +70,8 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
         "mesowest generate",
         "mesowest to-rdf",
         "mesowest blizzard",
+        "spark",
+        "spark replay",
     ]
     assert found["heavy"] == []
 

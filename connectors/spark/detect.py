@@ -1,0 +1,90 @@
+"""Detection of one partition key's events, as a Spark task runs it.
+
+A :class:`Stage` says what runs on the executors: the keyed stage of the program (the partition
+analysis of :mod:`reasoner.compiler.partition`), the engine options and the knowledge. Each
+Python worker compiles a stage once and keeps the engine (compiling takes a tenth of a
+second); for every key it puts the engine back into a blank state, or into the key's saved
+state, with ``Engine.restore`` (a fraction of a millisecond), runs the key's events and
+returns what they derived. Archive replay (:mod:`connectors.spark.replay`) runs each key once
+from blank; a streaming query keeps each key's state bytes between micro-batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasoner.knowledge.base import Knowledge
+from reasoner.language.ast import Program, dump
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import run_batch
+
+#: What a key's events derived: per input event's sequence number (-1: fired by timers) the
+#: detections, as plain tuples (``(name, args, start, end[, sources])``, cheap to pickle).
+Derived = list[tuple[int, list[tuple[Any, ...]]]]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The keyed rules and how to run them, sent to the executors with the job.
+
+    ``knowledge`` returns the static knowledge; it is called once per Python worker (None:
+    the program's own facts and Horn rules); ``version`` names that knowledge (a worker
+    keeps one engine per program, options and version).
+    """
+
+    program: Program
+    options: tuple[tuple[str, Any], ...]
+    knowledge: Callable[[], Knowledge] | None = None
+    version: str = ""
+    fingerprint: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        text = dump(self.program) + repr(self.options) + self.version
+        object.__setattr__(self, "fingerprint", hashlib.sha256(text.encode()).hexdigest())
+
+
+#: This worker's engines, one per stage, with their blank state.
+_engines: dict[str, tuple[Engine, bytes]] = {}
+
+
+def _engine(stage: Stage) -> tuple[Engine, bytes]:
+    cached = _engines.get(stage.fingerprint)
+    if cached is None:
+        knowledge = None if stage.knowledge is None else stage.knowledge()
+        engine = Engine(stage.program, knowledge=knowledge, **dict(stage.options))
+        cached = _engines[stage.fingerprint] = (engine, engine.snapshot())
+    return cached
+
+
+def detect(
+    stage: Stage,
+    events: Iterable[tuple[int, Event]],
+    until: Any,
+    state: bytes | None = None,
+    keep_state: bool = False,
+) -> tuple[Derived, bytes | None]:
+    """Run one key's events through the stage's engine.
+
+    Args:
+        stage: what to run.
+        events: ``(seq, event)`` pairs in the stream's order (by end time, then sequence
+            number), every event of the key.
+        until: the stream's time after them: the clock moves there at the end (firing time
+            points and window expiries up to it, as in one engine over every key).
+        state: the key's state from an earlier call (None: a blank engine).
+        keep_state: return the engine's state after the events (for the next call).
+
+    Returns:
+        What the events derived (:data:`Derived`), and the new state (None unless asked).
+
+    Raises:
+        ReasonerError: as the engine raises it (e.g. runaway recursion).
+    """
+    engine, blank = _engine(stage)
+    engine.restore(blank if state is None else state)
+    derived = run_batch(engine, [(seq, *event) for seq, event in events], until)
+    return derived, engine.snapshot() if keep_state else None

@@ -1,0 +1,231 @@
+"""``reasoner spark replay`` gives ``reasoner run``'s detections, byte for byte, on local Spark:
+generated MesoWest archives (the blizzard rules, all global; a keyed program with a global
+rule after it), random partitionable programs, files out of time order, malformed lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+from connectors.cli import main
+from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.merge import merge_streams
+from connectors.mesowest.generator import Storm, generate
+from connectors.spark.replay import Archive, replay
+from reasoner.errors import RuleCompileError
+from reasoner.language.ast import Program
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import event_order
+from tests.runtime.strategies import keyed_streams, partitionable_programs
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ROOT = Path(__file__).resolve().parents[3]
+BLIZZARD = [str(ROOT / "rules" / "blizzard.event"), str(ROOT / "rules" / "blizzard_noaa.event")]
+
+# Keyed by station (readings, cold spells), then a global rule over two stations.
+COLD = r"""
+cold(S, T) <- sensor_reading(S, T, Temp, _, _, _, _, _, _) WHERE Temp < 30.
+spell(S, T1, T2) <- (cold(S, T1) SEQ cold(S, T2)).2h.
+together(S1, S2, T) <- spell(S1, _, T) AND spell(S2, _, T) WHERE S1 \= S2.
+"""
+
+
+def _reasoner_run(*argv: str) -> tuple[int, str]:
+    """``reasoner run`` in a fresh process (its workers fork: not from a process running a
+    JVM); returns the exit status and standard error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "connectors.cli", "run", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    return done.returncode, done.stderr
+
+
+def _skipped(stderr: str) -> list[str]:
+    return [
+        line.removeprefix("skipped ") for line in stderr.splitlines() if line.startswith("skipped ")
+    ]
+
+
+def _rejects(out: Path) -> list[str]:
+    lines = (out / "rejects.jsonl").read_text(encoding="utf-8").splitlines()
+    return [f"{r['file']}:{r['line']}: {r['reason']}" for r in map(json.loads, lines)]
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five stations over two days, storms at two of them, one malformed row."""
+    folder = tmp_path_factory.mktemp("mesowest")
+    storms = [
+        Storm("KSLC", datetime(2021, 1, 10, 6, tzinfo=UTC), hours=10),
+        Storm("KOGD", datetime(2021, 1, 10, 9, tzinfo=UTC), hours=8),
+    ]
+    generate(folder, ["KSLC", "KOGD", "KPVU", "KJAC", "KEVW"], 2, 11, storms)
+    with open(folder / "KPVU.csv", "a", encoding="utf-8") as f:
+        f.write("KPVU,not a time,1,2,3\n")
+    return folder
+
+
+@pytest.mark.parametrize("rules", ["blizzard", "cold"])
+def test_mesowest_replay_equals_reasoner_run(
+    spark: SparkSession, archive: Path, tmp_path: Path, rules: str
+) -> None:
+    if rules == "blizzard":
+        files = BLIZZARD
+    else:
+        (tmp_path / "cold.event").write_text(COLD, encoding="utf-8")
+        files = [str(tmp_path / "cold.event")]
+    csvs = [str(p) for p in sorted(archive.glob("*.csv"))]
+    expected = tmp_path / "run.jsonl"
+    events = [a for path in csvs for a in ("--events", path)]
+    status, stderr = _reasoner_run(
+        *files, "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 3  # the malformed row
+    out = tmp_path / "out"
+    argv = ["spark", "replay", *files, "--format", "mesowest", "--events", str(archive)]
+    assert main([*argv, "--out", str(out)]) == 3
+    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    assert _rejects(out) == _skipped(stderr) != []
+    names = {json.loads(line)["name"] for line in expected.read_text().splitlines()}
+    assert ("blizzardWarning" if rules == "blizzard" else "together") in names
+
+
+def test_files_out_of_time_order_are_admitted_as_reasoner_run_merges_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rules = tmp_path / "r.event"
+    rules.write_text("c(K, X, Y) <- a(K, X) SEQ b(K, Y).\nd(X) <- c(1, X, _) AND c(2, X, _).\n")
+    lines = {
+        "f0.jsonl": [("a", 1, 1, 1), ("b", 1, 2, 5), ("a", 2, 1, 3), ("b", 2, 3, 6)],
+        "f1.jsonl": [("a", 2, 1, 2), ("b", 1, 4, 8), ("a", 1, 1, 4), ("b", 2, 5, 9)],
+    }
+    for name, items in lines.items():
+        with open(tmp_path / name, "w", encoding="utf-8") as f:
+            for event, key, value, time in items:
+                f.write(json.dumps({"name": event, "args": [key, value], "time": time}) + "\n")
+    paths = [str(tmp_path / name) for name in lines]
+    for lateness in ("0", "3"):
+        expected = tmp_path / f"run{lateness}.jsonl"
+        _, stderr = _reasoner_run(
+            str(rules),
+            *(a for p in paths for a in ("--events", p)),
+            "--lateness",
+            lateness,
+            "--workers",
+            "1",
+            "--output",
+            str(expected),
+        )
+        out = tmp_path / f"out{lateness}"
+        argv = ["spark", "replay", str(rules), "--events", *paths[:1], "--events", paths[1]]
+        main([*argv, "--lateness", lateness, "--out", str(out)])
+        assert (out / "detections.jsonl").read_text() == expected.read_text() != ""
+        assert _rejects(out) == _skipped(stderr)
+    assert len(_rejects(tmp_path / "out0")) == 2  # a(2, 1) at 3 and a(1, 1) at 4 are late
+    assert len(_rejects(tmp_path / "out3")) == 1  # a(1, 1) at 4: 5 was released at 8
+
+
+def test_rule_errors_are_reported_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "bad.event"
+    rules.write_text("c <- a SEQ.\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text("")
+    argv = ["spark", "replay", str(rules), "--events", str(events), "--out", str(tmp_path / "o")]
+    assert main(argv) == 1
+    assert f"{rules}:1:" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def _expected(program: Program, streams: list[list[Event]], options: dict) -> list[Event]:
+    try:
+        return event_order(Engine(program, **options).run(merge_streams(*streams)))
+    except RuleCompileError:
+        reject()
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    partitionable_programs(),
+    keyed_streams(),
+    keyed_streams(),
+    st.sampled_from(["unrestricted", "recent", "chronological"]),
+    st.booleans(),
+)
+def test_random_partitionable_programs_equal_one_engine(
+    spark: SparkSession,
+    program: Program,
+    first: list[Event],
+    second: list[Event],
+    policy: str,
+    provenance: bool,
+) -> None:
+    options = {"policy": policy, "provenance": provenance}
+    expected = _expected(program, [first, second], options)
+    with tempfile.TemporaryDirectory() as folder:
+        files = []
+        for index, stream in enumerate((first, second)):
+            path = Path(folder) / f"{index}.jsonl"
+            with open(path, "w", encoding="utf-8") as out:
+                JsonLinesWriter(out).write_all(stream)
+            files.append(str(path))
+        result = replay(
+            spark.sparkContext,
+            Archive(tuple(files), "jsonl", program),
+            options={**options, "tie_break": "longer", "max_span": None},
+        )
+        try:
+            found = list(result.detections)
+        finally:
+            result.close()
+    assert found == expected
+    assert [d.sources for d in found] == [d.sources for d in expected]
+    assert result.events == len(first) + len(second)
+
+
+def test_parquet_output_holds_the_json_lines_detections(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    rules = tmp_path / "r.event"
+    rules.write_text("c(K, X, Y) <- a(K, X) SEQ a(K, Y).\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        "".join(
+            json.dumps({"name": "a", "args": [k, t], "time": t}) + "\n"
+            for t in range(4)
+            for k in ("x", "y")
+        )
+    )
+    base = ["spark", "replay", str(rules), "--events", str(events), "--out"]
+    assert main([*base, str(tmp_path / "j")]) == 0
+    assert main([*base, str(tmp_path / "p"), "--out-format", "parquet"]) == 0
+    table = pq.read_table(tmp_path / "p" / "detections.parquet").to_pylist()
+    lines = [
+        json.loads(line) for line in (tmp_path / "j" / "detections.jsonl").read_text().splitlines()
+    ]
+    assert [(r["name"], json.loads(r["args"]), r["start"], r["end"]) for r in table] == [
+        (r["name"], r["args"], r["start"], r["end"]) for r in lines
+    ]
+    assert len(lines) == 12  # per key: C(4, 2) = 6 pairs
