@@ -22,9 +22,11 @@ then optional) and writes its results instead of the detections: SPARQL results 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from connectors.events.checkpoints import Checkpoints, Resume
     from connectors.events.refresh import Refresher
     from connectors.events.serving import Publish
+    from connectors.events.watch import RuleWatcher
     from reasoner.language.ast import Program
     from reasoner.language.epsparql import CompiledQuery
     from reasoner.runtime.engine import Engine
@@ -92,6 +95,7 @@ def register(subparsers: Any) -> None:
     )
     _add_input(p.add_argument_group("input"))
     _add_engine(p.add_argument_group("engine"))
+    _add_rules(p.add_argument_group("rules"))
     _add_knowledge(p.add_argument_group("knowledge"))
     _add_output(p.add_argument_group("output"))
     _add_checkpoints(p.add_argument_group("checkpoints"))
@@ -167,6 +171,25 @@ def _add_engine(group: Any) -> None:
         help="run the keyed rules in N worker processes and the rest after them "
         "(docs/scale-out.md); detections are then written in the defined order: by end "
         "time, start time, name, arguments (the same for any N)",
+    )
+
+
+def _add_rules(group: Any) -> None:
+    group.add_argument(
+        "--watch-rules",
+        action="store_true",
+        help="reload the rule files when they change, between two events: rules gone from a "
+        "file are removed, new ones added, the others keep their partial matches; a file that "
+        "no longer parses or compiles keeps the previous rules; each reload is reported on "
+        "stderr",
+    )
+    group.add_argument(
+        "--watch-interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="with --watch-rules: look at the files' modification times every SECONDS of wall "
+        "time (default: %(default)s)",
     )
 
 
@@ -276,9 +299,17 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
     if args.refresh_every is not None and args.refresh_every <= 0:
         raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
+    if args.watch_rules and (args.workers is not None or args.checkpoint is not None):
+        raise ReasonerError("--watch-rules does not work with --workers or --checkpoint yet")
+    if not args.watch_interval > 0:
+        raise ReasonerError(f"--watch-interval must be positive, not {args.watch_interval}")
     if not args.rules and args.query is None:
         raise ReasonerError("give rule files, or a query with --query")
-    program = load_rules([Path(path) for path in args.rules])  # files, never rule text
+    watcher = _watcher(args)  # (first: it notes the files' times before it reads them)
+    if watcher is not None:
+        program = watcher.program()
+    else:
+        program = load_rules([Path(path) for path in args.rules])  # files, never rule text
     query = None
     if args.query is not None:
         from reasoner.language.epsparql import load_query
@@ -377,6 +408,8 @@ def run(args: argparse.Namespace) -> int:
                         continue
                     if refresher is not None:
                         refresher.poll(engine)  # type: ignore[arg-type]
+                    if watcher is not None:
+                        watcher.poll(engine)  # type: ignore[arg-type]
                     try:
                         detections = push(event)
                     except EventError as error:
@@ -417,6 +450,9 @@ def run(args: argparse.Namespace) -> int:
     if unread:
         names = ", ".join(f"{name} ({count})" for name, count in sorted(unread.items()))
         extra += f", events no rule reads: {names}"
+    if watcher is not None and (watcher.reloaded or watcher.failed):
+        extra += f", rules reloaded {watcher.reloaded} times"
+        extra += f" ({watcher.failed} reloads refused)" if watcher.failed else ""
     if refresher is not None and (refresher.refreshed or refresher.failed):
         extra += f", knowledge refreshed {refresher.refreshed} times"
         extra += f" ({refresher.failed} refreshes failed)" if refresher.failed else ""
@@ -436,6 +472,27 @@ def run(args: argparse.Namespace) -> int:
 
 def _unpublished(detections: Sequence[Event]) -> None:
     """Without --serve, detections are only written."""
+
+
+def _watcher(args: argparse.Namespace) -> RuleWatcher | None:
+    """With --watch-rules, what reloads the rule files (reading the clock at every event when
+    events may come slowly: standard input, a pipe, a paced replay; else every 1024)."""
+    if not args.watch_rules:
+        return None
+    from connectors.events.watch import RuleWatcher
+
+    paths = args.events or ["-"]
+    slow = "-" in paths or args.speed is not None or _slow(paths)
+    return RuleWatcher(args.rules, interval=args.watch_interval, every=1 if slow else 1024)
+
+
+def _slow(paths: list[str]) -> bool:
+    """Whether an events file is a pipe or a device (events may come slowly)."""
+    for path in paths:
+        with suppress(OSError):
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return True
+    return False
 
 
 def _rejected(positions: list[Position], event: Event, error: EventError) -> str:

@@ -1,0 +1,164 @@
+"""Rule files reloaded while a replay runs: RuleWatcher, and ``reasoner run --watch-rules``
+with a rule file rewritten between the events of a live input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from connectors.cli import main
+from connectors.events.watch import RuleWatcher
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _rewrite(path: Path, text: str) -> None:
+    """Write ``text`` with a modification time surely different from the last one."""
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now, self.reads = 0.0, 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now
+
+
+def _names(events: list[Event]) -> list[tuple[object, ...]]:
+    return [(e.name, e.args, e.start, e.end) for e in events]
+
+
+def test_changed_rules_are_swapped_and_the_others_keep_their_state(tmp_path: Path) -> None:
+    rules = tmp_path / "r.event"
+    rules.write_text("c(X) <- a(X) SEQ b(X).\nd(X) <- a(X) SEQ e(X).\n")
+    clock, reports = _Clock(), []
+    watcher = RuleWatcher([rules], interval=5, every=2, report=reports.append, clock=clock)
+    engine = Engine(watcher.program())
+    engine.push(Event.at("a", (1,), 1))
+    _rewrite(rules, "% d replaced by f\nc(X) <- a(X) SEQ b(X).\nf(X) <- a(X) SEQ e(X).\n")
+    clock.now = 4.9
+    for _ in range(4):
+        watcher.poll(engine)  # the clock is read at every second poll only
+    assert (clock.reads, reports) == (3, [])  # (one read when created) not yet time
+    clock.now = 5.0
+    watcher.poll(engine)
+    watcher.poll(engine)
+    assert reports == [f"rules: {rules} reloaded: 1 added (f/1), 1 removed (d/1)"]
+    assert _names(engine.push(Event.at("b", (1,), 2))) == [("c", (1,), 1, 2)]
+    assert _names(engine.push(Event.at("e", (1,), 3))) == []  # f sees only later events
+    engine.push(Event.at("a", (2,), 4))
+    assert _names(engine.push(Event.at("e", (2,), 5))) == [("f", (2,), 4, 5)]
+    assert (watcher.reloaded, watcher.failed) == (1, 0)
+
+
+def test_a_file_that_no_longer_compiles_keeps_the_previous_rules(tmp_path: Path) -> None:
+    rules = tmp_path / "r.event"
+    rules.write_text("c(X) <- a(X) SEQ b(X).\n")
+    clock, reports = _Clock(), []
+    watcher = RuleWatcher([rules], interval=1, every=1, report=reports.append, clock=clock)
+    engine = Engine(watcher.program())
+    engine.push(Event.at("a", (1,), 1))
+    for text, reason in [
+        ("c(X) <- a(X) SEQ b(X).\nd <- a SEQ .\n", f"{rules}:2:12: expected an event"),
+        ("c(X) <- a(X) SEQ b(X).\nd(Y) <- a(X).\n", f"{rules}:2:3: unbound variable 'Y'"),
+        ("c <- NOT(d).[a, b].\nd <- c SEQ a.\n", "recursion"),
+    ]:
+        _rewrite(rules, text)
+        clock.now += 1
+        watcher.poll(engine)
+        assert reason in reports[-1].splitlines()[0]
+        assert reports.pop().endswith(f"rules: {rules} not reloaded: the previous rules stay")
+        watcher.poll(engine)
+        clock.now += 1
+        watcher.poll(engine)
+        assert reports == []  # reported once
+    assert watcher.failed == 3
+    assert _names(engine.push(Event.at("b", (1,), 2))) == [("c", (1,), 1, 2)]
+    rules.unlink()
+    clock.now += 1
+    watcher.poll(engine)
+    assert f"{rules}" in reports.pop() and watcher.failed == 4
+
+
+def _line(name: str, args: list[object], time: int) -> str:
+    return json.dumps({"name": name, "args": args, "time": time}) + "\n"
+
+
+def test_run_watch_rules_reloads_a_file_rewritten_between_events(tmp_path: Path) -> None:
+    rules = tmp_path / "r.event"
+    rules.write_text("c(X) <- a(X) SEQ b(X).\nd(X) <- a(X) SEQ e(X).\n")
+    command = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--events", "-"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
+    with subprocess.Popen(
+        [*command, "--watch-rules", "--watch-interval", "0.05"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as run:
+        assert run.stdin is not None and run.stdout is not None and run.stderr is not None
+
+        def send(*lines: str) -> None:
+            assert run.stdin is not None
+            run.stdin.write("".join(lines))
+            run.stdin.flush()
+
+        send(_line("a", [1], 1), _line("a", [5], 2), _line("b", [1], 3))
+        first = run.stdout.readline()  # standard input is live: written per detection
+        _rewrite(rules, "c(X) <- a(X) SEQ b(X).\nf(X) <- a(X) SEQ g(X).\n")
+        time.sleep(0.5)  # ten intervals: the next event finds the change
+        send(_line("e", [1], 4), _line("b", [5], 5))  # no d any more; c keeps a(5)
+        second = run.stdout.readline()
+        send(_line("g", [1], 6), _line("a", [7], 7), _line("g", [7], 8))
+        third = run.stdout.readline()  # f from a(7), not from a(1): it came before f
+        _rewrite(rules, "c(X) <- a(X) SEQ b(X).\nf(X) <- a(X) SEQ\n")
+        time.sleep(0.5)
+        send(_line("b", [7], 9))
+        run.stdin.close()
+        rest = run.stdout.read()
+        stderr = run.stderr.read()
+        assert run.wait(timeout=60) == 0
+    found = [json.loads(line) for line in (first, second, third, *rest.splitlines())]
+    assert [(d["name"], d["args"], d["start"], d["end"]) for d in found] == [
+        ("c", [1], 1, 3),
+        ("c", [5], 2, 5),
+        ("f", [7], 7, 8),
+        ("c", [7], 7, 9),
+    ]
+    lines = stderr.splitlines()
+    assert lines[0] == f"rules: {rules} reloaded: 1 added (f/1), 1 removed (d/1)"
+    assert lines[1].startswith(f"rules: {rules}:2:17: expected an event")
+    assert f"rules: {rules} not reloaded: the previous rules stay" in lines
+    assert lines[-1] == (
+        "9 events, 4 detections written, 0 malformed lines and 0 rejected events skipped, "
+        "rules reloaded 1 times (1 reloads refused)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--workers", "2"], "--watch-rules does not work with --workers or --checkpoint yet"),
+        (["--watch-interval", "0"], "--watch-interval must be positive, not 0.0"),
+    ],
+)
+def test_run_watch_rules_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    rules = tmp_path / "r.event"
+    rules.write_text("c <- a.\n")
+    assert main(["run", str(rules), "--watch-rules", *options]) == 1
+    assert capsys.readouterr().err == f"reasoner: {message}\n"
