@@ -36,10 +36,10 @@ from connectors.events.inputs import open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from connectors.spark.detect import Derived, Stage, detect
-from reasoner.compiler.partition import EventType, Partitioning, analyse, event_arities
+from reasoner.compiler.partition import EventType, Partitioning, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
-from reasoner.language.ast import Program
+from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
 from reasoner.runtime.parallel import order_key, remainder_input, revive, unique
