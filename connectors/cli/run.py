@@ -564,7 +564,9 @@ def _checkpoints(
     options["lateness"] = lateness
     from connectors.events.checkpoints import Checkpoints, Every, run_fingerprint
 
-    fingerprint = run_fingerprint(args.rules, args.events or ["-"], options)
+    # The query is hashed like a rule file: a changed query does not resume an old run.
+    sources = [*args.rules, *([] if args.query is None else [args.query])]
+    fingerprint = run_fingerprint(sources, args.events or ["-"], options)
     checkpoints = Checkpoints(args.checkpoint, fingerprint, Every.parse(args.checkpoint_every))
     return checkpoints, checkpoints.load()
 
