@@ -23,6 +23,11 @@ EXPECTED: dict[str, list[str]] = {
         "jump of GO from 334 to 341 between t=2 and t=3",
         " jumps",
     ],
+    "epsparql_query.py": [
+        "{'order': 'http://ex.org/o1'} during [0, 0]\n"
+        "{'order': 'http://ex.org/o2'} during [600, 600]\n"
+        "{'order': 'http://ex.org/o1', 'courier': 'http://ex.org/ann'} during [0, 900]\n",
+    ],
     "sparql_endpoint_query.py": [
         "windDuringFire(California, http://etalis.example.org/data/Observ_1, 60) at t=3600",
         "http://etalis.example.org/data/Observ_1 blew 60 at 1970-01-01T01:00:00Z: Hot, dry",

@@ -46,7 +46,7 @@ from reasoner.language.ast import (
     term_variables,
 )
 from reasoner.language.check import bound_variables, condition_bindings
-from reasoner.language.epsparql.parser import TIME_FUNCTIONS
+from reasoner.language.epsparql.parser import TIME_FUNCTIONS, parse_query
 from reasoner.language.epsparql.query import (
     Background,
     Expression,
@@ -97,11 +97,11 @@ def query_name(stem: str) -> str:
     return name[0].lower() + name[1:]
 
 
-def compile_query(query: Query, name: str, source: str | None = None) -> CompiledQuery:
-    """Compile a parsed query into event rules.
+def compile_query(query: Query | str, name: str, source: str | None = None) -> CompiledQuery:
+    """Compile a query into event rules.
 
     Args:
-        query: the parsed query.
+        query: the parsed query, or its text (parsed here; errors say ``<rules>:line:col``).
         name: the head event name (see :func:`query_name`).
         source: the query text, for the source lines of later diagnostics.
     Returns:
@@ -111,6 +111,9 @@ def compile_query(query: Query, name: str, source: str | None = None) -> Compile
             time functions, a selected variable no alternative binds, or FILTERs that drop
             every alternative.
     """
+    if isinstance(query, str):
+        source = query
+        query = parse_query(source)
     try:
         return _compile(query, name, source)
     except RuleCompileError as exc:  # give each diagnostic its source line
