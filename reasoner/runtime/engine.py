@@ -14,6 +14,7 @@ import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from reasoner.compiler.compile import Options, compile_program
@@ -150,6 +151,8 @@ class Engine:
         self._removed: set[int] = set()  # ids of the nodes of removed rules
         self._producers: dict[tuple[str, int], list[int]] = {}  # head -> output input nodes
         self._callbacks: dict[str | None, list[Callback]] = {}
+        self._in_callback = 0  # callbacks running (rule changes they ask for wait)
+        self._deferred: list[Callable[[], object]] = []  # those changes, in order
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
@@ -188,6 +191,9 @@ class Engine:
         the running ones, e.g. a negation through recursion).
         """
         program = load_rules(rules)
+        if self._in_callback:
+            self._deferred.append(partial(self.add_rules, program))
+            return
         if self.program.event_rules:  # problems between the running rules and the new ones
             check_program(self.program + program)
         rules_before, outputs_before = self._compiled
@@ -211,9 +217,13 @@ class Engine:
         Rules reading what a removed rule derived keep what they stored of it, and receive
         no more. Raises EngineError, changing nothing, when no rule matches.
         """
-        doomed = {id(rule) for rule in select_rules(self.program.event_rules, which)}
-        if not doomed:
+        selected = select_rules(self.program.event_rules, which)
+        if not selected:
             raise EngineError(f"no rule is labelled or derives {_quoted(which)}")
+        if self._in_callback:
+            self._deferred.append(partial(self.remove_rules, which))
+            return tuple(selected)
+        doomed = {id(rule) for rule in selected}
         removed: dict[int, EventRule] = {}
         kept = []
         for out, head, rule in zip(self._outputs, self._heads, self._rules, strict=True):
@@ -561,6 +571,8 @@ class Engine:
         self._since_sweep += 1 + new
         if new:
             self._counts["detections"] += new
+            if self._deferred:  # (only callbacks ask for them, and only on a detection)
+                self._apply_deferred()
 
     def advance(self, time: Time) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
@@ -628,6 +640,15 @@ class Engine:
         """Count the detections of a push (or advance); they are work a sweep can pay for."""
         self._counts["detections"] += detections
         self._since_sweep += detections
+        if self._deferred:
+            self._apply_deferred()
+
+    def _apply_deferred(self) -> None:
+        """Make the rule changes callbacks asked for (the event that triggered them is
+        processed: they take effect between two events)."""
+        changes, self._deferred = self._deferred, []
+        for change in changes:
+            change()
 
     def _drain(self) -> None:
         """Dispatch the agenda's derived events to their receivers, FIFO (at most
@@ -648,8 +669,12 @@ class Engine:
     def _notify(self, event: Event) -> None:
         """Call the callbacks registered for ``event``'s name, then those for every event."""
         callbacks = self._callbacks
-        for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
-            callback(event)
+        self._in_callback += 1
+        try:
+            for callback in (*callbacks.get(event[0], ()), *callbacks.get(None, ())):
+                callback(event)
+        finally:
+            self._in_callback -= 1
 
     def collect(self) -> int:
         """Free every stored occurrence that can no longer contribute to a detection and

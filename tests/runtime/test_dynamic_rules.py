@@ -272,3 +272,28 @@ def test_snapshots_follow_the_changes() -> None:
     assert _names(second.push(Event.at("e", (), 3))) == [("f", (1,), 2, 3)]
     with pytest.raises(SnapshotError, match="another program"):
         Engine("c(X) <- a(X) SEQ b(X).\nd <- a(1) SEQ e.").restore(data)
+
+
+def test_callbacks_change_the_rules_once_the_event_is_processed() -> None:
+    # ETALIS's dynamic_updates_01, its actions as callbacks: a(X) SEQ b(X) inserts d(Y) <- c(Y),
+    # b(X) deletes rule r1; events a(1), b(1), c(1), a(1) give d(1) and e(1) once each.
+    engine = Engine("go(X) <- a(X) SEQ b(X).\nr1 'rule:' e(X) <- a(X).\nstop(X) <- b(X).")
+    engine.on("go", lambda _: engine.add_rules("d(Y) <- c(Y)."))
+    removed: list[object] = []
+    engine.on("stop", lambda _: removed.extend(engine.remove_rules("r1 'rule:' e(X) <- a(X).")))
+    found = [engine.push(Event.at(name, (1,), t)) for t, name in enumerate("abca", start=1)]
+    assert [_names(f) for f in found] == [
+        [("e", (1,), 1, 1)],
+        [("go", (1,), 1, 2), ("stop", (1,), 2, 2)],  # neither change sees this event
+        [("d", (1,), 3, 3)],
+        [],
+    ]
+    assert [r.label for r in removed] == ["r1"]  # (what will be removed, when asked)
+    assert [r.head.name for r in engine.program.event_rules] == ["go", "stop", "d"]
+
+
+def test_a_callback_asking_for_a_rule_that_is_not_there_fails_at_once() -> None:
+    engine = Engine("c <- a.")
+    engine.on("c", lambda _: engine.remove_rules("nothing"))
+    with pytest.raises(EngineError, match="no rule is labelled or derives 'nothing'"):
+        engine.push(Event.at("a", (), 1))
