@@ -219,8 +219,12 @@ def test_a_query_must_agree_with_the_rules(tmp_path: Path) -> None:
     path.write_text("PREFIX ex: <http://ex.org/> SELECT ?x { ?x ex:p ?y }", encoding="utf-8")
     with pytest.raises(RuleCompileError, match="differs from the rules' ex:"):
         load_query(path, parse(":- prefix(ex, 'http://other.org/')."))
-    with pytest.raises(RuleCompileError, match="the rules already derive 'alert'"):
+    with pytest.raises(RuleCompileError, match="the rules already derive 'alert', an event"):
         load_query(path, parse("alert(X) <- a(X)."))
+    construct = tmp_path / "copy.rq"
+    construct.write_text("CONSTRUCT ?x <urn:q> ?y WHERE { ?x <urn:p> ?y }", encoding="utf-8")
+    with pytest.raises(RuleCompileError, match="the rules already derive 'triple'"):
+        load_query(construct, parse("triple(X, p, 1) <- a(X)."))
     assert load_query(path, parse("other(X) <- a(X).")).heads == (("alert", ("x",)),)
 
 

@@ -51,8 +51,8 @@ def load_query(path: str | Path, rules: Program | None = None) -> CompiledQuery:
                 raise RuleCompileError(
                     [
                         Diagnostic(
-                            f"the rules already derive '{head}', the query's result event "
-                            "(named after the query file): rename the file",
+                            f"the rules already derive '{head}', an event of the query's "
+                            "results (a SELECT query's are named after its file)",
                             query.span,
                         )
                     ]
