@@ -305,6 +305,8 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError(f"--watch-interval must be positive, not {args.watch_interval}")
     if not args.rules and args.query is None:
         raise ReasonerError("give rule files, or a query with --query")
+    if args.only and args.query is not None:
+        raise ReasonerError("--only does not go with --query: the query's results are written")
     watcher = _watcher(args)  # (first: it notes the files' times before it reads them)
     if watcher is not None:
         program = watcher.program()

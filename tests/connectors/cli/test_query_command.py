@@ -108,6 +108,10 @@ def test_check_emits_the_translation(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_run_needs_rules_or_a_query(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run"]) == 1
     assert capsys.readouterr().err == "reasoner: give rule files, or a query with --query\n"
+    assert main(["run", "--query", "q.rq", "--only", "x"]) == 1
+    assert capsys.readouterr().err == (
+        "reasoner: --only does not go with --query: the query's results are written\n"
+    )
 
 
 def test_construct_writes_the_constructed_triples(
