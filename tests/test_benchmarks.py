@@ -121,3 +121,12 @@ def test_epsparql_benchmark_query_detects_what_its_rules_and_brute_force_do(
     falls = sum(a[2] > 900 and b[2] < 880 and b[0] - a[0] <= 20 for a, b in pairs)
     expected = {"q": falls, "q_2": highs}
     assert rows["optional"]["query_detections"] == rows["optional"]["rules_detections"] == expected
+
+
+def test_startup_benchmark_runs_with_and_without_the_parsed_rules_cached(tmp_path: Path) -> None:
+    rows = _quick("bench_startup", tmp_path)
+    # (it fails by itself when a run with the rules cached writes the cache again)
+    assert [(r["rules"], r["runs"], r["rule_files_cached"]) for r in rows] == [
+        ("stock ticker", 2, 1),
+        ("blizzard (NOAA)", 2, 2),
+    ]
