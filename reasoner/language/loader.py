@@ -16,6 +16,7 @@ lark's own cache beside them: the directory is the user's. This module does not 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -62,12 +63,11 @@ def load_rules(rules: Rules) -> Program:
     return program
 
 
-def parse_file(path: str | Path, cache: Path | None = None) -> Program:
+def parse_file(path: str | Path) -> Program:
     """Read and parse one rule file, or take its program from the cache.
 
     Args:
         path: the ``.event`` file (spans carry ``str(path)``).
-        cache: the cache directory (default :func:`cache_dir`; None when it cannot be made).
 
     Raises:
         ReasonerError: the file cannot be read.
@@ -79,18 +79,19 @@ def parse_file(path: str | Path, cache: Path | None = None) -> Program:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
-    folder = cache or cache_dir()
-    key = _key(str(path), text)
-    name = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()
-    entry = None if folder is None else folder / name
-    if entry is not None:
+    folder, parser = cache_dir(), _parser_digest()
+    entry = key = None
+    if folder is not None and parser is not None:
+        name = str(path).encode("utf-8", "surrogateescape")
+        entry = folder / hashlib.sha256(name).hexdigest()
+        key = hashlib.sha256(parser + name + b"\0" + text.encode("utf-8")).hexdigest().encode()
         program = _read(entry, key)
         if program is not None:
             return program
     from reasoner.language.parser import parse
 
     program = parse(text, str(path))
-    if entry is not None:
+    if entry is not None and key is not None:
         _write(entry, key, program)
     return program
 
@@ -108,15 +109,19 @@ def cache_dir(name: str = "programs") -> Path | None:
     return folder
 
 
-def _key(path: str, text: str) -> bytes:
+@functools.cache
+def _parser_digest() -> bytes | None:
+    """What a parse depends on besides the file (None: the parser's sources are not there to
+    read, e.g. an install of bytecode only; nothing is cached then)."""
     digest = hashlib.sha256(FORMAT)
     digest.update(f"python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
     here = Path(__file__).parent
-    for name in _PARSER_SOURCES:
-        digest.update((here / name).read_bytes())
-        digest.update(b"\0")
-    digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + text.encode("utf-8"))
-    return digest.hexdigest().encode()
+    try:
+        for name in _PARSER_SOURCES:
+            digest.update((here / name).read_bytes() + b"\0")
+    except OSError:
+        return None
+    return digest.digest()
 
 
 def _read(entry: Path, key: bytes) -> Program | None:

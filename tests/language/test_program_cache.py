@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ RULES = "ce(X) <- a(X) SEQ b(X) WHERE X > 1.\n"
 
 
 @pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[str]]:
     """The texts the parser is asked to parse (a hit asks nothing); the cache in tmp_path."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     asked: list[str] = []
@@ -30,7 +31,9 @@ def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
         return real(text, file)
 
     monkeypatch.setattr(parser, "parse", counting)
-    return asked
+    loader._parser_digest.cache_clear()
+    yield asked
+    loader._parser_digest.cache_clear()  # (a test may have changed what it reads)
 
 
 def _rules(tmp_path: Path, text: str = RULES) -> Path:
@@ -79,11 +82,25 @@ def test_another_parser_or_format_misses(
     parse_file(path)
     # the key covers the parser's own source files: one more (or a changed one) misses
     monkeypatch.setattr(loader, "_PARSER_SOURCES", (*loader._PARSER_SOURCES, "messages.py"))
+    loader._parser_digest.cache_clear()
     parse_file(path)
     assert parses == [RULES, RULES]
     monkeypatch.setattr(loader, "FORMAT", b"reasoner-program 0")
+    loader._parser_digest.cache_clear()
     parse_file(path)
     assert parses == [RULES, RULES, RULES]
+
+
+def test_without_the_parser_sources_nothing_is_cached(
+    parses: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. an install of bytecode only: what the parse depends on cannot be read
+    monkeypatch.setattr(loader, "_PARSER_SOURCES", ("no-such-module.py",))
+    path = _rules(tmp_path)
+    first, second = parse_file(path), parse_file(path)
+    assert first == second == parser.parse(RULES, str(path))
+    assert parses == [RULES, RULES, RULES]
+    assert list(cache_dir().iterdir()) == []  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
