@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from reasoner.errors import DiagnosticsError, ReasonerError
+from reasoner.errors import Diagnostic, DiagnosticsError, ReasonerError, RuleCompileError
 from reasoner.language.ast import Program, dump
 
 
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         others = Program(
             tuple(s for p in parsed[:index] + parsed[index + 1 :] for s in p.statements)
         )
-        diagnostics = check(program, args.unread_heads, others)
+        diagnostics = check(program, args.unread_heads, others) + _static_rule_errors(program)
         for d in diagnostics:
             print(d.render(), file=err)
         failing = {"error", "warning"} if args.warnings_as_errors else {"error"}
@@ -148,6 +148,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     if args.emit in WHOLE_PROGRAM and status == 0:
         out.write(EMITTERS[args.emit](whole))
     return status
+
+
+def _static_rule_errors(program: Program) -> list[Diagnostic]:
+    """What ``reasoner run`` refuses in the static rules when it loads them (a recursive
+    predicate that is not range-restricted, a cycle through negation, an unknown prefix)."""
+    from reasoner.knowledge.datalog import prepare
+    from reasoner.knowledge.goals import DEFAULT_PREFIXES
+
+    try:
+        prepare(program.static_rules, {**DEFAULT_PREFIXES, **program.prefixes})
+    except RuleCompileError as exc:
+        return list(exc.diagnostics)
+    return []
 
 
 def _query(path: str, rule_files: list[str]) -> Program:

@@ -62,3 +62,26 @@ def test_check_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: reasoner" in capsys.readouterr().err
+
+
+def test_check_refuses_the_static_rules_run_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A recursive predicate whose rule leaves a head variable unbound cannot be materialised:
+    # `reasoner run` refuses it when loading the knowledge, so `reasoner check` must too.
+    bad = tmp_path / "reach.event"
+    bad.write_text(
+        "edge(1, 2).\nreach(X, Y) :- edge(X, Y).\nreach(X, Y) :- reach(X, Z), edge(Z, _W).\n"
+        "c(Y) <- a(X) WHERE reach(X, Y).\n",
+        encoding="utf-8",
+    )
+    message = (
+        f"{bad}:3:1: recursive predicate reach/2 has a rule that is not range-restricted "
+        "(every head variable must be bound by the body)"
+    )
+    assert main(["check", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == message
+    events = tmp_path / "a.jsonl"
+    events.write_text('{"name": "a", "args": [1], "time": 1}\n', encoding="utf-8")
+    assert main(["run", str(bad), "--events", str(events)]) == 1
+    assert capsys.readouterr().err.strip() == f"reasoner: {message}"
