@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reasoner.errors import Diagnostic, DiagnosticsError, ReasonerError, RuleCompileError
-from reasoner.language.ast import Program, dump
+from reasoner.language.ast import Multiply, Program, Where, dump, walk
 
 
 def _network(program: Program) -> str:
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         others = Program(
             tuple(s for p in parsed[:index] + parsed[index + 1 :] for s in p.statements)
         )
-        diagnostics = check(program, args.unread_heads, others) + _static_rule_errors(program)
+        diagnostics = check(program, args.unread_heads, others) + _compile_errors(program)
         for d in diagnostics:
             print(d.render(), file=err)
         failing = {"error", "warning"} if args.warnings_as_errors else {"error"}
@@ -150,17 +150,30 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     return status
 
 
-def _static_rule_errors(program: Program) -> list[Diagnostic]:
-    """What ``reasoner run`` refuses in the static rules when it loads them (a recursive
-    predicate that is not range-restricted, a cycle through negation, an unknown prefix)."""
+def _compile_errors(program: Program) -> list[Diagnostic]:
+    """What ``reasoner run`` refuses when it compiles the rules: in the static rules, a
+    recursive predicate that is not range-restricted or a cycle through negation; in the
+    conditions of event rules, an unknown prefix, arithmetic function or action (``do``)."""
     from reasoner.knowledge.datalog import prepare
-    from reasoner.knowledge.goals import DEFAULT_PREFIXES
+    from reasoner.knowledge.goals import DEFAULT_PREFIXES, compile_goal
 
-    try:
-        prepare(program.static_rules, {**DEFAULT_PREFIXES, **program.prefixes})
-    except RuleCompileError as exc:
-        return list(exc.diagnostics)
-    return []
+    prefixes = {**DEFAULT_PREFIXES, **program.prefixes}
+    errors: list[Diagnostic] = []
+    goals = [
+        p.condition if isinstance(p, Where) else p.goal
+        for rule in program.event_rules
+        for p in walk(rule.body)
+        if isinstance(p, Where | Multiply)
+    ]
+    for compile_one in (
+        lambda: prepare(program.static_rules, prefixes),
+        *(lambda g=g: compile_goal(g, prefixes) for g in goals),
+    ):
+        try:
+            compile_one()
+        except RuleCompileError as exc:
+            errors.extend(exc.diagnostics)
+    return errors
 
 
 def _query(path: str, rule_files: list[str]) -> Program:

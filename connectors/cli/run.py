@@ -521,7 +521,9 @@ def _engine(
         "provenance": args.provenance,
     }
     if args.workers is None:
-        return Engine(program, knowledge=knowledge, **options)
+        # Printing actions (`p do write(X)`) go to standard error: standard output carries
+        # the detections.
+        return Engine(program, knowledge=knowledge, action_output=sys.stderr, **options)
     if args.refresh_every is not None:
         raise ReasonerError("--refresh-every does not work with --workers yet")
     if args.workers < 1:

@@ -208,7 +208,8 @@ class Binarizer:
                 if binding is not None:
                     return self._pattern(binding, conds, window, ctx)
                 local = conjuncts_by_local(conjuncts(condition), bound_variables(inner))
-                return self._pattern(inner, conds + local, window, ctx)
+                # The inner condition first: an enclosing one (an action) runs after it.
+                return self._pattern(inner, local + conds, window, ctx)
             case Window(inner, size):
                 tighter = size if window is None else min(window, size)
                 return self._pattern(inner, conds, tighter, ctx)
@@ -270,7 +271,7 @@ class Binarizer:
         # the rest (on the result) and the window filter the output.
         inner_ctx = ctx.within(window)
         lbound = bound_variables(first)
-        down = tuple(c for c in conds if set(variable_names(c)) <= lbound)
+        down = tuple(c for c in conds if set(variable_names(c)) <= lbound and not _is_action(c))
         here = tuple(c for c in conds if c not in down)
         sid, svars = self._pattern(first, down, None, inner_ctx)
         iid, ivars = self._pattern(aggregate.pattern, (), None, inner_ctx)
@@ -305,12 +306,14 @@ class Binarizer:
         ctx: Context,
     ) -> tuple[int, tuple[str, ...]]:
         # The output is the left occurrence itself, so conditions and the window apply to
-        # the left side.
+        # the left side; actions run on what passes the guard.
         inner_ctx = ctx.within(window)
-        lid, lvars = self._pattern(left, conds, window, ctx)
+        acts = tuple(c for c in conds if _is_action(c))
+        tests = tuple(c for c in conds if not _is_action(c))
+        lid, lvars = self._pattern(left, tests, window, ctx)
         nid, nvars = self._pattern(right, (), None, inner_ctx)
         blocker = tuple((lvars.index(v), nvars.index(v)) for v in nvars if v in lvars)
-        return self._add(
+        node_id = self._add(
             Guard,
             op=op,
             input=lid,
@@ -318,7 +321,12 @@ class Binarizer:
             variables=lvars,
             blocker_key=blocker,
             memory=inner_ctx.enclosing if op == "fnot" else None,
-        ), lvars
+        )
+        if acts:
+            node_id = self._add(
+                Filter, input=node_id, variables=lvars, conditions=acts, window=None
+            )
+        return node_id, lvars
 
     def _join(
         self,
@@ -420,20 +428,27 @@ def _bare_leaf(p: Pattern, conds: tuple[Term, ...], window: Time | None) -> bool
 def _split(
     conds: tuple[Term, ...], left: Pattern, right: Pattern
 ) -> tuple[tuple[Term, ...], tuple[Term, ...], tuple[Term, ...]]:
-    """Send each conjunct to the side that binds all its variables, if one does."""
+    """Send each conjunct to the side that binds all its variables, if one does; an action
+    (``do(Action)``) stays here: it runs when this pattern is detected, not a part of it."""
     lbound, rbound = bound_variables(left), bound_variables(right)
     here: list[Term] = []
     lconds: list[Term] = []
     rconds: list[Term] = []
     for c in conds:
         vs = set(variable_names(c))
-        if vs <= lbound:
+        if _is_action(c):
+            here.append(c)
+        elif vs <= lbound:
             lconds.append(c)
         elif vs <= rbound:
             rconds.append(c)
         else:
             here.append(c)
     return tuple(here), tuple(lconds), tuple(rconds)
+
+
+def _is_action(condition: Term) -> bool:
+    return isinstance(condition, Compound) and (condition.functor, len(condition.args)) == ("do", 1)
 
 
 def _join_layout(

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from reasoner.errors import Diagnostic, EngineError, RuleCompileError
+from reasoner.knowledge.actions import Action
+from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.builtins import (
     COMPARISONS,
@@ -104,13 +106,20 @@ class Goal:
             raise RuleCompileError(unknown)
 
 
-def compile_goal(term: Term, prefixes: Mapping[str, str]) -> Goal:
+def compile_goal(
+    term: Term,
+    prefixes: Mapping[str, str],
+    actions: Mapping[tuple[str, int] | str, Action] | None = None,
+) -> Goal:
     """Compile a condition term into a :class:`Goal`.
 
     Args:
         term: the condition (conjunction ``,``, disjunction ``;``, ``->``, ``\\+``, built-ins,
-            ``rdf/3``, prefixed predicates such as ``wt:speed(S, V)``, static predicates).
+            ``rdf/3``, prefixed predicates such as ``wt:speed(S, V)``, static predicates,
+            ``do(Action)``).
         prefixes: prefix -> namespace IRI (the program's; :data:`DEFAULT_PREFIXES` are added).
+        actions: what ``do(Action)`` may run (:func:`reasoner.knowledge.actions.actions`;
+            the built-in ones, printing to standard output, when None).
     Returns:
         The compiled goal; :class:`RuleCompileError` for an unknown prefix, a non-callable
         goal or an unknown arithmetic function.
@@ -120,7 +129,7 @@ def compile_goal(term: Term, prefixes: Mapping[str, str]) -> Goal:
     >>> list(g.solutions({"X": 21}, FactBase()))
     [{'X': 21, 'Y': 42}]
     """
-    compiler = _Compiler({**DEFAULT_PREFIXES, **prefixes})
+    compiler = _Compiler({**DEFAULT_PREFIXES, **prefixes}, actions)
     node = compiler.goal(term)
     return Goal(
         term=term,
@@ -231,8 +240,13 @@ _FAIL = _test_node(lambda env, kb: False)
 class _Compiler:
     """Turns terms into closures; collects the static-knowledge calls it meets."""
 
-    def __init__(self, prefixes: dict[str, str]) -> None:
+    def __init__(
+        self,
+        prefixes: dict[str, str],
+        actions: Mapping[tuple[str, int] | str, Action] | None = None,
+    ) -> None:
         self.prefixes = prefixes
+        self.actions = actions
         self.calls: list[tuple[str, int, Span | None]] = []
 
     def error(self, message: str, term: Term) -> RuleCompileError:
@@ -261,6 +275,8 @@ class _Compiler:
                 return self.disjunction(self.goal(a), self.goal(b))
             case Compound("->", (c, t)):
                 return self.if_then_else(self.goal(c), self.goal(t), _FAIL)
+            case Compound("do", (action,)):
+                return self.action(action)
             case Compound("\\+" | "not", (g,)):
                 inner = self.goal(g).test
                 return _test_node(lambda env, kb: not inner(env, kb))
@@ -279,6 +295,36 @@ class _Compiler:
                 return self.call(name, args, term)
             case _:
                 raise self.error(f"not a callable goal: {_describe(term)}", term)
+
+    def action(self, term: Term) -> _Node:
+        """``do(Action)``: run the action (a conjunction runs its parts in order), succeed once."""
+        match term:
+            case Compound(",", (first, second)):
+                return self.conjunction(self.action(first), self.action(second))
+            case Atom(name):
+                args: tuple[Term, ...] = ()
+            case Compound(name, args):
+                pass
+            case _:
+                raise self.error(f"not an action: {_describe(term)}", term)
+        table = self.actions if self.actions is not None else action_table()
+        run = table.get(name) or table.get((name, len(args)))
+        if run is None:
+            raise self.error(
+                f"unknown action '{name}/{len(args)}': the built-in actions are write/1, "
+                "print/1, writeln/1 and nl/0; register others by name with Engine(actions=...)",
+                term,
+            )
+        getters = tuple(self.arg(a).get for a in args)
+
+        def test(env: Env, kb: Knowledge) -> bool:
+            values = [get(env) for get in getters]
+            if None in values:
+                raise EngineError(f"unbound variable in the action {_describe(term)}")
+            run(*values)
+            return True
+
+        return _test_node(test)
 
     def conjunction(self, a: _Node, b: _Node) -> _Node:
         a_solve, a_test, b_solve, b_test = a.solve, a.test, b.solve, b.test

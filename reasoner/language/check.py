@@ -101,8 +101,9 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     raise TypeError(f"not a pattern: {pattern!r}")
 
 
-#: Goals that test and bind nothing: every variable in them must be bound before them.
-TESTS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not"})
+#: Goals that test (or, ``do``, act) and bind nothing: every variable in them must be bound
+#: before them.
+TESTS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not", "do"})
 
 
 def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozenset[str], list[Var]]:
@@ -265,8 +266,6 @@ def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:
                     var.span or mapping.head.span or mapping.span,
                     "error",
                 )
-
-
 
 
 def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:

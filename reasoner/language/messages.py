@@ -19,6 +19,7 @@ _WORDS: dict[str, str] = {
     "BINOP": "a pattern operator (SEQ, AND, PAR, OR, ...)",
     "WHERE_KW": "WHERE",
     "MULTIPLY_KW": "EVENT_MULTIPLY",
+    "DO_KW": "do",
     "STAR_KW": "STAR_TIMES",
     "NOT_KW": "NOT",
     "AGG_KW": "aggregate",

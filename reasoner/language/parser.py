@@ -36,6 +36,7 @@ from reasoner.language.ast import (
     Multiply,
     Not,
     Number,
+    Pattern,
     PName,
     Program,
     RdfEvent,
@@ -398,6 +399,10 @@ class _ToAst(Transformer[Token, Any]):
         return Where(children[0], children[2], self.span(meta))
 
     @v_args(meta=True)
+    def do_action(self, meta: Any, children: list[Any]) -> Where:
+        return _action(children[0], children[2], self.span(meta))
+
+    @v_args(meta=True)
     def multiply(self, meta: Any, children: list[Any]) -> Multiply:
         return Multiply(children[0], children[2], self.span(meta))
 
@@ -445,6 +450,19 @@ class _ToAst(Transformer[Token, Any]):
     @v_args(meta=True)
     def labelled_event_rule(self, meta: Any, children: list[Any]) -> _Raw:
         return _Raw("event", tuple(_nodes(children)), self.span(meta) or _NOWHERE)
+
+    @v_args(meta=True)
+    def event_rule_do(self, meta: Any, children: list[Any]) -> _Raw:
+        # ETALIS: `head do Action <- body` runs Action each time the rule fires.
+        head, action, body = _nodes(children)
+        span = self.span(meta) or _NOWHERE
+        return _Raw("event", (None, head, _action(body, action, span)), span)
+
+    @v_args(meta=True)
+    def labelled_event_rule_do(self, meta: Any, children: list[Any]) -> _Raw:
+        label, head, action, body = _nodes(children)
+        span = self.span(meta) or _NOWHERE
+        return _Raw("event", (label, head, _action(body, action, span)), span)
 
     @v_args(meta=True)
     def clause(self, meta: Any, children: list[Any]) -> _Raw:
@@ -545,6 +563,12 @@ def _fact(term: Term, span: Span, builder: _ToAst) -> Statement:
         case Compound(functor, args) if (functor, len(args)) in DIRECTIVE_FACTS:
             return Directive(term, span)
     return StaticRule(_clause_head(term, builder), (), span)
+
+
+def _action(pattern: Pattern, action: Term, span: Span | None) -> Where:
+    """ETALIS's ``pattern do Action``: ``pattern WHERE do(Action)`` (the action runs once per
+    occurrence of the pattern)."""
+    return Where(pattern, Compound("do", (action,), getattr(action, "span", None)), span)
 
 
 def _head(term: Term, builder: _ToAst) -> EventAtom:

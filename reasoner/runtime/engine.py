@@ -12,10 +12,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TextIO
 
 from reasoner.compiler.compile import Options, compile_program
 from reasoner.compiler.network import (
@@ -34,6 +34,8 @@ from reasoner.compiler.network import (
     delivery_ranks,
 )
 from reasoner.errors import EngineError, EventError
+from reasoner.knowledge.actions import Action
+from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
@@ -102,6 +104,9 @@ class Engine:
             window; a longer input event is rejected.
         provenance: record on every detection the input events it was built from
             (``detection.sources``). It costs memory: a detection keeps its inputs alive.
+        actions: Python callables by name that ``p do name(Args)`` runs when ``p`` is
+            detected (``reasoner/knowledge/actions.py``), besides the built-in printing ones.
+        action_output: where the printing actions write (default: standard output).
 
     >>> engine = Engine("c <- a SEQ b.")
     >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
@@ -119,6 +124,8 @@ class Engine:
         lateness: Time = 0,
         max_span: Time | None = None,
         provenance: bool = False,
+        actions: Mapping[str, Action] | None = None,
+        action_output: TextIO | None = None,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
@@ -134,6 +141,7 @@ class Engine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._provenance = provenance
+        self._actions = action_table(actions, action_output)
         self._buffer: list[tuple[Time, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Time = -math.inf
         self._own_facts = knowledge is None
@@ -407,7 +415,7 @@ class Engine:
                     self._provenance,
                 )
             case Expand():
-                goal = compile_goal(spec.goal, prefixes)
+                goal = compile_goal(spec.goal, prefixes, self._actions)
                 # the input's values under this node's names (a shared input has its own)
                 inputs = spec.variables[: len(self._specs[spec.input].variables)]
                 return ExpandNode(spec.id, rt, goal, inputs, spec.variables)
@@ -424,7 +432,7 @@ class Engine:
     def _condition(
         self, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
     ) -> Callable[[tuple[Any, ...]], bool] | None:
-        goals = [compile_goal(c, prefixes) for c in conditions]
+        goals = [compile_goal(c, prefixes, self._actions) for c in conditions]
         return condition(goals, names, self._runtime)
 
     def _receivers(self, name: str, arity: int) -> list[Callable[..., None]]:

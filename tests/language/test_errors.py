@@ -28,7 +28,7 @@ SYNTAX = [
         "expected a pattern operator (SEQ, AND, ...), WHERE or '.' after the pattern, "
         "found the end of the file",
     ),
-    ("c(X) <- (a(X) SEQ b(X).", 1, 23, "expected WHERE, EVENT_MULTIPLY or ')', found '.'"),
+    ("c(X) <- (a(X) SEQ b(X).", 1, 23, "expected WHERE, EVENT_MULTIPLY, do or ')', found '.'"),
     ("foo(X :- a.", 1, 7, "expected ')' or ',', found ':-'"),
     (
         "c <- a SEQ.",
@@ -46,7 +46,7 @@ SYNTAX = [
         "c <- a WHERE X > 1 SEQ b.",
         1,
         20,
-        "expected '.', WHERE, EVENT_MULTIPLY, ',' or an operator, found 'SEQ'",
+        "expected '.', WHERE, EVENT_MULTIPLY, do, ',' or an operator, found 'SEQ'",
     ),
     (
         "X <- a.",

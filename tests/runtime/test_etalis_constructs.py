@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from connectors.cli import main
+from reasoner.errors import RuleCompileError
 from reasoner.language.parser import parse
 from reasoner.language.printer import to_source
 from reasoner.runtime.engine import Engine
@@ -48,3 +56,62 @@ def test_max_of_two_numbers_and_a_non_number_gives_no_solution() -> None:
     rules = "big(M) <- a(X, Y) WHERE max(X, Y, M)."
     stream = [Event.at("a", (2, 5), 1), Event.at("a", (8, -1), 2), Event.at("a", ("none", 1), 3)]
     assert _found(rules, stream) == [("big", 5, 1, 1), ("big", 8, 2, 2)]
+
+
+def test_do_in_the_head_and_in_the_pattern_prints_once_per_detection() -> None:
+    out = io.StringIO()
+    rules = (
+        "c do write(hello) <- a SEQ b.\n"
+        "d(X) <- (a(X) SEQ b(X) WHERE X > 1) do (write(got(X, [X])), nl).\n"
+    )
+    engine = Engine(rules, action_output=out)
+    stream = [
+        Event.at("a", (), 1),
+        Event.at("a", (1,), 1),
+        Event.at("a", (2,), 1),
+        Event.at("b", (1,), 2),
+        Event.at("b", (2,), 2),
+        Event.at("b", (), 3),
+    ]
+    found = [(d.name, *d.args) for e in stream for d in engine.push(e)]
+    assert found == [("d", 2), ("c",)]
+    assert out.getvalue() == "got(2,[2])\nhello"
+
+
+def test_registered_actions_run_with_the_values_only_for_what_passes_a_negation() -> None:
+    calls: list[tuple[object, ...]] = []
+    rules = "e(X) <- (f(X) CNOT g(X)) do note(X, done).\nh(X) <- (a(X) SEQ b(X)) do note(X)."
+    engine = Engine(rules, actions={"note": lambda *args: calls.append(args)})
+    stream = [
+        Event.at("g", (1,), 2),
+        Event("f", (1,), 1, 3),
+        Event("f", (2,), 4, 6),
+        Event.at("a", (5,), 7),
+        Event.at("a", (6,), 8),
+        Event.at("b", (6,), 9),
+    ]
+    found = [(d.name, *d.args) for e in stream for d in engine.push(e)]
+    assert found == [("e", 2), ("h", 6)]
+    assert calls == [(2, "done"), (6,)]
+
+
+def test_an_unknown_action_or_an_unbound_one_is_refused_where_it_is_written() -> None:
+    with pytest.raises(RuleCompileError) as info:
+        Engine("c(X) <- a(X) do notify(X).")
+    assert str(info.value).startswith("<rules>:1:17: unknown action 'notify/1'")
+    with pytest.raises(RuleCompileError) as unbound:
+        Engine("c(X) <- a(X) do write(Y).")
+    assert str(unbound.value).startswith("<rules>:1:23: unbound variable 'Y' in WHERE")
+
+
+def test_reasoner_run_prints_actions_on_standard_error(tmp_path: Path) -> None:
+    rules = tmp_path / "do.event"
+    rules.write_text("c(X) do (write(seen(X)), nl) <- a(X) SEQ b.\n", encoding="utf-8")
+    events = tmp_path / "in.jsonl"
+    events.write_text('{"name": "a", "args": [1], "time": 1}\n{"name": "b", "time": 2}\n')
+    out = io.StringIO()
+    err = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        assert main(["run", str(rules), "--events", str(events)]) == 0
+    assert out.getvalue() == '{"name":"c","args":[1],"start":1,"end":2}\n'
+    assert err.getvalue().startswith("seen(1)\n")
