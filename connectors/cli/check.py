@@ -165,12 +165,13 @@ def _compile_errors(program: Program) -> list[Diagnostic]:
         for p in walk(rule.body)
         if isinstance(p, Where | Multiply)
     ]
-    for compile_one in (
-        lambda: prepare(program.static_rules, prefixes),
-        *(lambda g=g: compile_goal(g, prefixes) for g in goals),
-    ):
+    try:
+        prepare(program.static_rules, prefixes)
+    except RuleCompileError as exc:
+        errors.extend(exc.diagnostics)
+    for goal in goals:
         try:
-            compile_one()
+            compile_goal(goal, prefixes)
         except RuleCompileError as exc:
             errors.extend(exc.diagnostics)
     return errors
