@@ -68,6 +68,8 @@ IGNORED = {  # output, logging and explanations: they change no detection
     "justify_event",
     "write_justification",
     "write_justification_udraw",
+    "ep_sparql_compile",  # with ep_sparql_parse: the query runs with --query
+    "compile_internal_event_rules",
 }
 RULE_FLAGS = {"garbage_control", "garbage_window", "garbage_window_step"}  # directive facts
 HARMLESS_FLAGS = {
@@ -99,6 +101,7 @@ class Conversion:
     out_of_order: bool = False
     expected: list[tuple[Term, list[Term]]] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    query: str | None = None  # an EP-SPARQL query (ETALIS's ep_sparql_parse)
 
 
 class Unconvertible(Exception):
@@ -242,6 +245,8 @@ class Converter:
                 self.fire(e)
             case Compound("event", (e, t)):
                 self.fire(e, t)
+            case Compound("ep_sparql_parse", (Atom(query), *_)):
+                self.out.query = query
             case Compound("sleep", (Number(n),)):
                 self.second += int(n)
                 self.counter = 0
@@ -398,6 +403,12 @@ def run_ours(case: Case, conv: Conversion, tmp: Path) -> tuple[list[dict] | None
         "--tie-break",
         "shorter",
     ]
+    if conv.query is not None:
+        # ETALIS's rdf(S, P, O) events are the triple view's triple(S, P, O).
+        (tmp / "query.rq").write_text(conv.query + "\n")
+        cmd += ["--query", str(tmp / "query.rq")]
+        lines = [dict(e, name="triple") if e["name"] == "rdf" else e for e in conv.events]
+        events.write_text("".join(json.dumps(e) + "\n" for e in lines))
     if conv.out_of_order and conv.lateness:
         cmd += ["--lateness", str(time_value(conv.lateness))]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -407,7 +418,23 @@ def run_ours(case: Case, conv: Conversion, tmp: Path) -> tuple[list[dict] | None
     if proc.returncode not in (0, 3):
         errors = [line for line in proc.stderr.splitlines() if line.startswith("reasoner:")]
         return None, errors[0] if errors else f"exit {proc.returncode}"
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()], proc.stderr
+    found = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return [select_event(d) if "results" in d else d for d in found], proc.stderr
+
+
+def select_event(line: dict) -> dict:
+    """A results line of --query as ETALIS's ``select_event([V1, ...])`` (selected order)."""
+    (binding,) = line["results"]["bindings"]
+    values: list[object] = []
+    for var in line["head"]["vars"]:
+        cell = binding.get(var)
+        if cell is None:
+            values.append(None)
+        elif cell.get("datatype", "").endswith(("#integer", "#decimal", "#double")):
+            values.append(json.loads(cell["value"]))
+        else:
+            values.append(cell["value"])
+    return {"name": "select_event", "args": [values]}
 
 
 def run_etalis(case: Case, checkout: Path, tmp: Path) -> str:

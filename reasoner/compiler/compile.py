@@ -22,6 +22,8 @@ from reasoner.compiler.network import (
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.ast import (
     Atom,
+    Compound,
+    Directive,
     EventRule,
     Number,
     Pattern,
@@ -68,8 +70,11 @@ def compile_program(
     check_program(program)
     binarizer = Binarizer(first_node)
     outputs = []
+    general = garbage_window(program)
     for index, rule in enumerate(program.event_rules, start=first_rule):
         body, policy = apply_properties(rule, options.policy)
+        if general is not None:
+            body = Window(body, general)
         for alternative in alternatives(rule.head, body):
             first = binarizer.next_id
             node, names = binarizer.compile(alternative, policy)
@@ -101,6 +106,27 @@ def apply_properties(rule: EventRule, policy: str) -> tuple[Pattern, str]:
                 )
             policy = str(text)
     return body, policy
+
+
+def garbage_window(program: Program) -> Time | None:
+    """ETALIS's general garbage collection as a window on every rule: with the directives
+    ``garbage_control(general).`` and ``garbage_window(W).`` (or ``set_etalis_flag(...)`` of
+    them), partial matches older than ``W`` are dropped, i.e. an occurrence lasts at most ``W``.
+
+    >>> from reasoner.language.parser import parse
+    >>> garbage_window(parse("garbage_control(general). garbage_window(2). c <- a SEQ b."))
+    2
+    """
+    flags: dict[str, Term] = {}
+    for stmt in program.statements:
+        match stmt:
+            case Directive(Compound("set_etalis_flag", (Atom(name), value))):
+                flags[name] = value
+            case Directive(Compound(name, (value,))):
+                flags[name] = value
+    size = _number(flags.get("garbage_window", Number(-1)))
+    general = flags.get("garbage_control") == Atom("general")
+    return size if general and size is not None and size > 0 else None
 
 
 def _number(term: Term) -> Time | None:

@@ -234,7 +234,19 @@ def check_program(program: Program) -> Program:
 _Problem = tuple[str, Span | None, str]
 
 
+#: ETALIS's timer heads, ``exceptionAlarm(Event, Seconds) <- p``: not supported (they would
+#: read as rules deriving an event of that name).
+ALARMS = frozenset({("exceptionAlarm", 2), ("exceptionAlarmAbsoluteDatime", 2)})
+
+
 def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
+    if (rule.head.name, len(rule.head.args)) in ALARMS:
+        yield (
+            f"ETALIS's alarm {rule.head.name}(Event, Time) is not supported (it would read as "
+            f"a rule deriving an event named {rule.head.name})",
+            rule.head.span or rule.span,
+            "error",
+        )
     bound = bound_variables(rule.body)
     reported: set[str] = set()
     for arg in rule.head.args:

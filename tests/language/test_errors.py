@@ -107,6 +107,13 @@ COMPILE = [
         "prolog(Goal) means p WHERE Goal): it would read as an event that never occurs",
     ),
     ("d(Y) <- a(X) CNOT b(Y).", 1, 3, "unbound variable 'Y' in the rule head"),
+    (
+        "exceptionAlarm(b(X), 1) <- a(X).",
+        1,
+        1,
+        "ETALIS's alarm exceptionAlarm(Event, Time) is not supported (it would read as a rule "
+        "deriving an event named exceptionAlarm)",
+    ),
     ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
     ("f <- a STAR_TIMES.", 1, 6, "STAR_TIMES may only be the right operand of SEQ"),
     (

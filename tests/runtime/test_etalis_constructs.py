@@ -115,3 +115,29 @@ def test_reasoner_run_prints_actions_on_standard_error(tmp_path: Path) -> None:
         assert main(["run", str(rules), "--events", str(events)]) == 0
     assert out.getvalue() == '{"name":"c","args":[1],"start":1,"end":2}\n'
     assert err.getvalue().startswith("seen(1)\n")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ("garbage_control(general). garbage_window(1).", [("d", 2, 3.0, 3.5)]),
+        (
+            ":- set_etalis_flag(garbage_control, general). :- set_etalis_flag(garbage_window, 2).",
+            [("d", 1, 1, 3.0), ("d", 2, 3.0, 3.5)],
+        ),
+        ("garbage_control(general).", [("d", 1, 1, 3.0), ("d", 2, 3.0, 3.5)]),
+        ("garbage_control(pattern). garbage_window(1).", [("d", 1, 1, 3.0), ("d", 2, 3.0, 3.5)]),
+    ],
+)
+def test_general_garbage_collection_is_a_window_on_every_rule(
+    flags: str, expected: list[tuple[object, ...]]
+) -> None:
+    # a(1) at 1 and b(1) at 3: the match lasts 2, more than a garbage window of 1.
+    stream = [
+        Event.at("a", (1,), 1),
+        Event.at("b", (1,), 3.0),
+        Event.at("a", (2,), 3.0),
+        Event.at("b", (2,), 3.5),
+    ]
+    rules = flags + "\nd(X) <- a(X) SEQ b(X)."
+    assert _found(rules, stream) == expected
