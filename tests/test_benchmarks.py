@@ -130,3 +130,21 @@ def test_startup_benchmark_runs_with_and_without_the_parsed_rules_cached(tmp_pat
         ("stock ticker", 2, 1),
         ("blizzard (NOAA)", 2, 2),
     ]
+
+
+def test_explain_benchmark_detects_the_same_in_every_mode(tmp_path: Path) -> None:
+    rows = _quick("bench_explain", tmp_path)
+    assert [r["mode"] for r in rows] == ["off", "provenance", "explain", "explain+why"]
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from bench_explain import stream
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    events = stream(5_000, 23)
+    cats = [(e.end, int(e.args[0][1:])) for e in events if e.name == "cat"]
+    planes = [(e.end, int(e.args[1][1:])) for e in events if e.name == "airplane"]
+    # a warning per cat and later airplane within 60 whose point precedes the cat's on the chain
+    warnings = sum(0 < t2 - t1 <= 60 and p < c for t1, c in cats for t2, p in planes)
+    for row in rows:
+        assert row["detections"]["warning"] == warnings
+        assert row["detections"] == rows[0]["detections"]

@@ -1,14 +1,13 @@
 """The ``reasoner`` command: one module per sub-command, on top of the library and connectors.
 
-Each sub-command module (``check``, ``run``, ``why_not``, ``serve``, ``knowledge``,
-``mesowest``, ``spark``) has ``register(subparsers)``, which adds its parser and sets
-``handler(args) -> int``. Modules
-import only light modules at the top (argparse, :mod:`reasoner.modes`, settings); a handler
-imports the parser, store, Spark or plotting code when it runs, so ``reasoner --help`` loads
-none of them. When the arguments name a sub-command, only that sub-command's module is
-imported (``reasoner run`` does not load the MesoWest or Spark modules its neighbours'
-defaults come from). A new sub-command is a new module here plus one entry in
-:data:`COMMANDS`.
+Each sub-command module (``check``, ``run``, ``explain``, ``why_not``, ``serve``,
+``knowledge``, ``mesowest``, ``spark``) has ``register(subparsers)``, which adds its parser and
+sets ``handler(args) -> int``. Modules import only light modules at the top (argparse,
+:mod:`reasoner.modes`, settings); a handler imports the parser, store, Spark or plotting code
+when it runs, so ``reasoner --help`` loads none of them. When the arguments name a sub-command,
+only that sub-command's module is imported (``reasoner run`` does not load the MesoWest or Spark
+modules its neighbours' defaults come from). A new sub-command is a new module here plus one
+entry in :data:`COMMANDS`.
 
 One convention for every command:
 
@@ -37,6 +36,7 @@ from reasoner.errors import ReasonerError
 COMMANDS: dict[str, str] = {
     "check": "connectors.cli.check",
     "run": "connectors.cli.run",
+    "explain": "connectors.cli.explain",
     "why-not": "connectors.cli.why_not",
     "serve": "connectors.cli.serve",
     "knowledge": "connectors.cli.knowledge",

@@ -18,7 +18,7 @@ from connectors.mesowest.generator import (
     Storm,
     generate,
 )
-from connectors.mesowest.rules import DEFAULT_DEFINITION, DEFINITIONS
+from connectors.mesowest.rules import BLIZZARD_RULES, DEFAULT_DEFINITION, DEFINITIONS
 from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
 from connectors.rdf.writer import RDF_SYNTAXES
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
@@ -141,6 +141,12 @@ def _add_blizzard(commands: Any) -> None:
         help="stations of one area within this (km)",
     )
     blizzard.add_argument("--quiet", action="store_true", help="no progress bar")
+    blizzard.add_argument(
+        "--explain",
+        action="store_true",
+        help="write each detection's derivation into detections.jsonl (the readings, rules and "
+        "knowledge facts behind it; 'reasoner explain' prints it) and onto the --serve endpoint",
+    )
     serving = blizzard.add_argument_group("in the browser")
     serving.add_argument(
         "--serve",
@@ -209,6 +215,7 @@ def _run_blizzard(args: argparse.Namespace) -> int:
         host=args.host,
         keep_serving=args.keep_serving,
         speed=args.speed,
+        explain=args.explain,
     )
     if args.serve is None and (args.keep_serving or args.host != defaults.host):
         raise ReasonerError("--keep-serving and --host need --serve: nothing to serve")
@@ -220,6 +227,9 @@ def _run_blizzard(args: argparse.Namespace) -> int:
     print(result.tables)
     for kind, path in result.files.items():
         print(f"{kind}: {path}")
+    if args.explain:
+        rules = f"{BLIZZARD_RULES} {DEFINITIONS[args.definition]}"
+        print(f"why: reasoner explain {result.files['detections']} --rules {rules}")
     return 0
 
 

@@ -4,19 +4,21 @@ The contract outside tools rely on (keep it stable):
 ``reasoner run [RULES...] [--query FILE.rq] [--events FILE|-]...
 [--format jsonl|mesowest|rdf|nquads|trig] [--rdf-time PROPERTY] [--policy P] [--lateness T]
 [--only NAME]... [--output FILE|-]
-[--output-format jsonl|trig|nquads] [--provenance] [--refresh-every SECONDS]
+[--output-format jsonl|trig|nquads] [--provenance] [--explain] [--refresh-every SECONDS]
 [--serve PORT [--host HOST] [--keep-serving]] [--speed X] [--workers N]
 [--checkpoint DIR [--checkpoint-every N|Ts]] [--strict]``.
 Several ``--events`` files merge into one time-ordered stream; malformed lines and rejected events
 (late ones too) are reported on stderr as ``skipped FILE:LINE: reason``, counted and skipped, and
 the run exits 3; with ``--strict`` the first one stops the run (exit status 4). ``--provenance``
 writes with each detection the input events it was built from (``"sources"`` in JSON lines,
-``prov:wasDerivedFrom`` in RDF and on the endpoint). ``--serve`` publishes every detection to a
-SPARQL endpoint with a query page and a live view (``connectors/events/serving.py``); ``--speed``
-replays a recorded stream at that many stream seconds per second, to watch it
-(``connectors/events/pace.py``). ``--query`` runs an EP-SPARQL query beside the rules (which are
-then optional) and writes its results instead of the detections: SPARQL results JSON lines
-(``connectors/events/bindings.py``), or RDF as for detections (docs/ep-sparql.md).
+``prov:wasDerivedFrom`` in RDF and on the endpoint); ``--explain`` also its derivation
+(``"why"``, a tree; PROV-O activities in RDF; docs/explain.md). ``--serve`` publishes every
+detection to a SPARQL endpoint with a query page and a live view
+(``connectors/events/serving.py``); ``--speed`` replays a recorded stream at that many stream
+seconds per second, to watch it (``connectors/events/pace.py``). ``--query`` runs an EP-SPARQL
+query beside the rules (which are then optional) and writes its results instead of the
+detections: SPARQL results JSON lines (``connectors/events/bindings.py``), or RDF as for
+detections (docs/ep-sparql.md).
 """
 
 from __future__ import annotations
@@ -236,6 +238,14 @@ def _add_output(group: Any) -> None:
         help="write with each detection the input events it was built from: a 'sources' "
         "list in JSON lines, prov:wasDerivedFrom links to r:InputEvent resources in RDF "
         "and on the --serve endpoint (uses more memory: partial matches keep their inputs)",
+    )
+    group.add_argument(
+        "--explain",
+        action="store_true",
+        help="write with each detection its derivation (implies --provenance): the rules and "
+        "events it was built from and the knowledge facts each WHERE / EVENT_MULTIPLY goal "
+        "used, justified down to asserted facts; a 'why' tree in JSON lines, PROV-O in RDF "
+        "and on the --serve endpoint ('reasoner explain FILE' prints it readably)",
     )
     group.add_argument(
         "--serve",
@@ -523,9 +533,17 @@ def _engine(
     if args.workers is None:
         # Printing actions (`p do write(X)`) go to standard error: standard output carries
         # the detections.
-        return Engine(program, knowledge=knowledge, action_output=sys.stderr, **options)
+        return Engine(
+            program,
+            knowledge=knowledge,
+            action_output=sys.stderr,
+            explain=args.explain,
+            **options,
+        )
     if args.refresh_every is not None:
         raise ReasonerError("--refresh-every does not work with --workers yet")
+    if args.explain:
+        raise ReasonerError("--explain does not work with --workers yet")
     if args.workers < 1:
         raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
     from reasoner.runtime.parallel import ParallelEngine
@@ -547,6 +565,8 @@ def _checkpoints(
         return None, None
     if args.output == "-":
         raise ReasonerError("--checkpoint needs --output FILE: written output cannot be taken back")
+    if args.explain:
+        raise ReasonerError("--explain does not work with --checkpoint yet")
     options = {
         name: getattr(args, name)
         for name in (
@@ -561,6 +581,7 @@ def _checkpoints(
             "only",
             "output_format",
             "provenance",
+            "explain",
             "workers",
             "query",
         )

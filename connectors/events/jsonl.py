@@ -11,7 +11,9 @@ strings and numbers are constants, nested lists are lists (tuples). As an extens
 round trips, ``{"functor": f, "args": [...]}`` is a compound value. Output, one detection
 per line: ``{"name":"ce1","args":[],"start":3,"end":9}``; a detection of an engine built
 with ``provenance=True`` has one more key, ``"sources"``: the input events it was built from,
-each a record of the same form (``[{"name":"a","args":[],"start":3,"end":3}, ...]``).
+each a record of the same form (``[{"name":"a","args":[],"start":3,"end":3}, ...]``); one
+built with ``explain=True`` also has ``"why"``, the derivation as a tree
+(:func:`reasoner.runtime.explain.to_json`, without the detection's own fields).
 
 Reading and writing are on the hot path of the CLI, so both go through msgspec, whose C
 decoder and encoder work on typed records: a line whose arguments are all numbers and strings
@@ -268,13 +270,14 @@ def _decode(value: Any) -> Value:
 
 
 class _Record(msgspec.Struct, gc=False):
-    """One written line (``sources`` left out unless set)."""
+    """One written line (``sources`` and ``why`` left out unless set)."""
 
     name: str
     args: Any
     start: Any
     end: Any
     sources: Any = UNSET
+    why: Any = UNSET
 
 
 # json_value is called for the one value type msgspec does not know: Fraction.
@@ -285,7 +288,8 @@ class JsonLinesWriter:
     """Writes detections as JSON lines, times as numbers or (if the input used ISO) as ISO.
 
     A detection with ``sources`` (``Engine(provenance=True)``) gets them as a ``"sources"``
-    list of records of the same form, after its own fields.
+    list of records of the same form, after its own fields; one with a derivation
+    (``Engine(explain=True)``) also its tree as ``"why"`` (its events as such records).
 
     Args:
         out: an open text stream.
@@ -326,6 +330,22 @@ class JsonLinesWriter:
         if self.style.iso:
             iso = epoch_to_iso(start)
             start, end = iso, (iso if end == start else epoch_to_iso(end))
+        if getattr(event, "derivation", None) is not None:
+            sources = [self._record(s) for s in event.sources]
+            return _Record(name, args, start, end, sources, self._why(event))
         if event.sources:
             return _Record(name, args, start, end, [self._record(s) for s in event.sources])
         return _Record(name, args, start, end)
+
+    def _why(self, detection: Event) -> dict[str, Any]:
+        """The explanation of a detection of ``Engine(explain=True)``, without the detection
+        itself (the line's own fields)."""
+        from reasoner.runtime.explain import explain, to_json
+
+        tree = to_json(explain(detection), self._event)
+        del tree["event"]
+        return tree
+
+    def _event(self, event: Event) -> _Record:
+        name, args, start, end = event
+        return self._record(Event(name, args, start, end))

@@ -6,7 +6,8 @@ blizzard definition, and writes to the output folder:
 
 * ``tables.txt``: detections per station, blizzard areas, places affected (seed 004's
   Tables 2-4);
-* ``detections.jsonl``: every warning, area and place detection (``reasoner run``'s format);
+* ``detections.jsonl``: every warning, area and place detection (``reasoner run``'s format;
+  with ``explain``, each with its derivation);
 * ``map.png`` and ``timeline.png``: see :mod:`connectors.mesowest.plots`.
 
 Defaults replay the shipped sample (``data/mesowest/sample``: a blizzard over KOGD, KSLC and
@@ -51,7 +52,8 @@ class BlizzardJob:
     events it was built from, are served while replaying (SPARQL endpoint, query page and
     ``/live`` page, as ``reasoner run --serve``); ``keep_serving`` keeps serving after the
     files are written, until Ctrl-C; ``speed`` replays that many stream seconds per second
-    (to watch it).
+    (to watch it). ``explain`` writes each detection's derivation into ``detections.jsonl``
+    (``"why"``; ``reasoner explain`` prints it) and, with ``serve``, onto the endpoint (PROV-O).
     """
 
     events: tuple[Path, ...] = field(default_factory=lambda: tuple(sorted(SAMPLE.glob("*.csv"))))
@@ -66,6 +68,7 @@ class BlizzardJob:
     host: str = LOOPBACK
     keep_serving: bool = False
     speed: float | None = None
+    explain: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
             knowledge=knowledge,
             progress=job.progress,
             provenance=job.serve is not None,
+            explain=job.explain,
             publish=publish,
             speed=job.speed,
         )

@@ -57,6 +57,7 @@ def replay(
     keep: Collection[str] | None = None,
     progress: bool = True,
     provenance: bool = False,
+    explain: bool = False,
     publish: Callable[[Sequence[Event]], None] | None = None,
     speed: float | None = None,
 ) -> Replay:
@@ -70,6 +71,7 @@ def replay(
         keep: detection names to keep (default: every detection).
         progress: show a tqdm bar on standard error.
         provenance: detections keep the input events they were built from (``sources``).
+        explain: detections keep their derivation (``Engine(explain=True)``).
         publish: called with every batch of detections as it is derived, all of them
             whatever ``keep`` says (e.g. a SPARQL endpoint's, for its ``/live`` page).
         speed: replay at this many stream seconds per second (:func:`paced`) instead of as
@@ -85,7 +87,7 @@ def replay(
     files = [MesoWestFile(path) for path in paths]
     result = Replay({f.station.id: f.station for f in files})
     series = result.series = {ident: [] for ident in result.stations}
-    engine = Engine(rules, knowledge=knowledge, provenance=provenance)
+    engine = Engine(rules, knowledge=knowledge, provenance=provenance, explain=explain)
     readings = read_mesowest(*paths, on_reject=result.rejected.append)
     if speed is not None:
         readings = paced(readings, speed)

@@ -57,20 +57,7 @@ class FactBase:
         Returns:
             The fact base.
         """
-        names = {**DEFAULT_PREFIXES, **(program.prefixes if prefixes is None else prefixes)}
-        facts: list[Fact] = []
-        for rule in program.static_rules:
-            if rule.body:
-                continue
-            match rule.head:
-                case Atom(name):
-                    facts.append((name, ()))
-                case Compound(functor, args):
-                    values = tuple(term_value(a, names) for a in args)
-                    if None not in values:
-                        predicate = _predicate(functor, names, rule)
-                        facts.append((predicate, values))  # type: ignore[arg-type]
-        return cls(facts)
+        return cls(fact for fact, _ in ground_facts(program, prefixes))
 
     def defines(self, predicate: str, arity: int) -> bool:
         """Whether ``predicate/arity`` has facts or was declared."""
@@ -114,6 +101,29 @@ class FactBase:
 
     def __len__(self) -> int:
         return sum(len(rows) for rows in self._tables.values())
+
+
+def ground_facts(
+    program: Program, prefixes: Mapping[str, str] | None = None
+) -> Iterator[tuple[Fact, StaticRule]]:
+    """The ground facts of a program (see :meth:`FactBase.from_program`), each with the
+    statement that writes it.
+
+    >>> from reasoner.language.parser import parse
+    >>> [(fact, rule.span.line) for fact, rule in ground_facts(parse("p(1).\\nq(X) :- p(X)."))]
+    [(('p', (1,)), 1)]
+    """
+    names = {**DEFAULT_PREFIXES, **(program.prefixes if prefixes is None else prefixes)}
+    for rule in program.static_rules:
+        if rule.body:
+            continue
+        match rule.head:
+            case Atom(name):
+                yield (name, ()), rule
+            case Compound(functor, args):
+                values = tuple(term_value(a, names) for a in args)
+                if None not in values:
+                    yield (_predicate(functor, names, rule), values), rule  # type: ignore[misc]
 
 
 def _predicate(functor: str, prefixes: Mapping[str, str], rule: StaticRule) -> str:

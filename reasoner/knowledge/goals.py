@@ -59,6 +59,10 @@ Solver = Callable[[Env, Knowledge], Iterator[Env]]
 Tester = Callable[[Env, Knowledge], bool]
 Expression = Callable[[Env], Value]
 
+#: The key under which a traced goal's solutions carry the facts they used (no variable can
+#: have this name).
+FACTS = "$facts"
+
 #: Prefixes every rule file may use without declaring them (a declaration overrides).
 DEFAULT_PREFIXES: dict[str, str] = {
     "rdf": RDF,
@@ -110,6 +114,8 @@ def compile_goal(
     term: Term,
     prefixes: Mapping[str, str],
     actions: Mapping[tuple[str, int] | str, Action] | None = None,
+    *,
+    trace: bool = False,
 ) -> Goal:
     """Compile a condition term into a :class:`Goal`.
 
@@ -120,6 +126,10 @@ def compile_goal(
         prefixes: prefix -> namespace IRI (the program's; :data:`DEFAULT_PREFIXES` are added).
         actions: what ``do(Action)`` may run (:func:`reasoner.knowledge.actions.actions`;
             the built-in ones, printing to standard output, when None).
+        trace: record the knowledge each solution used: every environment a solution yields
+            holds, under the key :data:`FACTS`, the ``(predicate, row)`` pairs its knowledge
+            calls matched, in call order (facts under ``\\+`` are not used: they are absent).
+            For explanations only; the engine compiles untraced goals.
     Returns:
         The compiled goal; :class:`RuleCompileError` for an unknown prefix, a non-callable
         goal or an unknown arithmetic function.
@@ -129,7 +139,7 @@ def compile_goal(
     >>> list(g.solutions({"X": 21}, FactBase()))
     [{'X': 21, 'Y': 42}]
     """
-    compiler = _Compiler({**DEFAULT_PREFIXES, **prefixes}, actions)
+    compiler = _Compiler({**DEFAULT_PREFIXES, **prefixes}, actions, trace)
     node = compiler.goal(term)
     return Goal(
         term=term,
@@ -138,6 +148,17 @@ def compile_goal(
         solutions=node.solve,
         holds=node.test,
     )
+
+
+def used_facts(solution: Env) -> tuple[tuple[str, tuple[Value, ...]], ...]:
+    """The ``(predicate, row)`` facts a traced goal's solution used (see :func:`compile_goal`).
+
+    >>> from reasoner.knowledge.facts import FactBase
+    >>> goal = compile_goal(Compound("p", (Var("X"),)), {}, trace=True)
+    >>> [used_facts(s) for s in goal.solutions({}, FactBase([("p", (1,))]))]
+    [(('p', (1,)),)]
+    """
+    return solution.get(FACTS, ())  # type: ignore[return-value]
 
 
 def compile_expression(term: Term, prefixes: Mapping[str, str]) -> Expression:
@@ -244,9 +265,11 @@ class _Compiler:
         self,
         prefixes: dict[str, str],
         actions: Mapping[tuple[str, int] | str, Action] | None = None,
+        trace: bool = False,
     ) -> None:
         self.prefixes = prefixes
         self.actions = actions
+        self.trace = trace
         self.calls: list[tuple[str, int, Span | None]] = []
 
     def error(self, message: str, term: Term) -> RuleCompileError:
@@ -298,6 +321,8 @@ class _Compiler:
 
     def action(self, term: Term) -> _Node:
         """``do(Action)``: run the action (a conjunction runs its parts in order), succeed once."""
+        if self.trace:  # explaining a match: its actions ran when it was made, never again
+            return _TRUE
         match term:
             case Compound(",", (first, second)):
                 return self.conjunction(self.action(first), self.action(second))
@@ -473,7 +498,8 @@ class _Compiler:
         return _solve_node(_matcher(lambda pattern, kb: relation(pattern), args))
 
     def knowledge_call(self, name: str, args: tuple[_Arg, ...]) -> _Node:
-        return _solve_node(_matcher(lambda pattern, kb: kb.solve(name, pattern), args))
+        source = lambda pattern, kb: kb.solve(name, pattern)  # noqa: E731
+        return _solve_node(_matcher(source, args, name if self.trace else None))
 
     # -------------------------------------------------------------- arguments
 
@@ -564,7 +590,10 @@ class _Compiler:
 def _matcher(
     source: Callable[[tuple[Value | None, ...], Knowledge], Iterator[tuple[Value, ...]]],
     args: tuple[_Arg, ...],
+    traced: str | None = None,
 ) -> Solver:
+    """Solutions of a call: one per matching row. With ``traced`` (the predicate's name),
+    each carries the row it matched under :data:`FACTS`."""
     getters = tuple(a.get for a in args)
     binders = tuple(a.bind for a in args)
 
@@ -581,7 +610,20 @@ def _matcher(
             if all(bind(v, new) for bind, v in zip(binders, row, strict=True)):
                 yield new
 
-    return solve
+    if traced is None:
+        return solve
+
+    def solve_traced(env: Env, kb: Knowledge) -> Iterator[Env]:
+        pattern = tuple(g(env) for g in getters)
+        for row in source(pattern, kb):
+            new = dict(env)
+            if all(bind(v, new) for bind, v in zip(binders, row, strict=True)):
+                new[FACTS] = (*env.get(FACTS, ()), (traced, row))  # type: ignore[misc]
+                yield new
+                if None not in pattern:
+                    return
+
+    return solve_traced
 
 
 def _const_arg(value: Value) -> _Arg:

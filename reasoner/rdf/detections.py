@@ -28,6 +28,8 @@ described with the same shape, typed ``r:InputEvent``::
 
 with ``prov:`` = PROV-O. An input event behind several detections keeps one IRI, so the
 descriptions merge in one graph (the endpoint's) and link across named graphs (the writers').
+A detection of an engine built with ``explain=True`` also carries its derivation: the rule
+applications and knowledge facts behind it, as :mod:`reasoner.rdf.prov` describes.
 
 The text is N-Triples built here (no RDF library): the SPARQL endpoint loads it into
 :data:`DETECTIONS_GRAPH`, :mod:`connectors.rdf.writer` wraps it into one named graph per
@@ -126,7 +128,8 @@ def detection_triples(event: DetectedEvent, *, dates: bool = True) -> list[str]:
     """The triples describing one detection, as N-Triples statements without the final dot.
 
     A detection with ``sources`` (an engine built with ``provenance=True``) is linked to each
-    of them by ``prov:wasDerivedFrom``, and each is described as an ``r:InputEvent``.
+    of them by ``prov:wasDerivedFrom``, and each is described as an ``r:InputEvent``; one with
+    a derivation (``explain=True``) gets it in PROV-O (:mod:`reasoner.rdf.prov`).
 
     Args:
         event: an object with ``name``, ``args``, ``start`` and ``end``, and optionally
@@ -152,6 +155,11 @@ def detection_triples(event: DetectedEvent, *, dates: bool = True) -> list[str]:
     lines += [f"<{subject}> <{PROV}wasDerivedFrom> <{iri}>" for iri in sources]
     for iri, source in sources.items():
         lines += event_triples(source, iri, INPUT_EVENT_CLASS, dates=dates)
+    if getattr(event, "derivation", None) is not None:
+        from reasoner.rdf.prov import derivation_triples
+        from reasoner.runtime.explain import explain
+
+        lines += derivation_triples(explain(event), dates=dates)  # type: ignore[arg-type]
     return lines
 
 

@@ -107,6 +107,12 @@ class Engine:
         actions: Python callables by name that ``p do name(Args)`` runs when ``p`` is
             detected (``reasoner/knowledge/actions.py``), besides the built-in printing ones.
         action_output: where the printing actions write (default: standard output).
+        explain: record on every detection its derivation (implies ``provenance``): the
+            rule, its variables' values, the events it was built from and the knowledge
+            version asked; :func:`~reasoner.runtime.explain.explain` turns it into a tree
+            with the knowledge facts each condition used, justified down to asserted facts.
+            It costs memory (a detection keeps the detections it was built from alive) and a
+            little time per detection, none per event.
 
     >>> engine = Engine("c <- a SEQ b.")
     >>> engine.push(Event.at("a", (), 1)), engine.push(Event.at("b", (), 2))
@@ -126,6 +132,7 @@ class Engine:
         provenance: bool = False,
         actions: Mapping[str, Action] | None = None,
         action_output: TextIO | None = None,
+        explain: bool = False,
     ) -> None:
         if tie_break not in TIE_BREAKS:
             raise EngineError(f"unknown tie-break '{tie_break}' (choose {', '.join(TIE_BREAKS)})")
@@ -142,6 +149,9 @@ class Engine:
         self._span_limit = math.inf if max_span is None else max_span
         self._provenance = provenance
         self._actions = action_table(actions, action_output)
+        self._provenance = provenance or explain
+        self._explain = explain
+        self._facts_at: dict[Any, Any] = {}  # with explain: where each fact is written
         self._buffer: list[tuple[Time, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Time = -math.inf
         self._own_facts = knowledge is None
@@ -280,6 +290,7 @@ class Engine:
             "lateness": self._lateness,
             "max_span": self._max_span,
             "provenance": self._provenance,
+            "explain": self._explain,
         }
 
     def snapshot(self) -> bytes:
@@ -317,6 +328,10 @@ class Engine:
             node.horizon = horizon.get(spec.id)
             self._nodes.append(node)
             self._specs.append(spec)
+        if self._explain:
+            from reasoner.runtime.explain import written_facts
+
+            self._facts_at = written_facts(self.program)
         for index, out in enumerate(network.outputs):
             head = self._head(out, prefixes)
             self._nodes[out.input].connect(head, rank[(-1 - index, 0)])
@@ -460,6 +475,12 @@ class Engine:
             provenance=provenance,
         )
         trace = "        event.sources = provenance(w)\n" if self._provenance else ""
+        if self._explain:
+            from reasoner.runtime.explain import Derivation, rule_info
+
+            info = rule_info(out, self._specs, prefixes, self._facts_at)
+            scope.update(derivation=Derivation, info=info, runtime=self._runtime)
+            trace += "        event.derivation = derivation(info, v, w, runtime.knowledge)\n"
         source = (
             "def derive(v, s, e, w):\n"
             f"    event = new(kind, (name, {arguments}, s, e))\n"

@@ -300,16 +300,24 @@ _TopDown = tuple[
 ]
 
 
-def _compile_top_down(rule: Rule, prefixes: Mapping[str, str]) -> _TopDown:
-    body: Term = Atom("true")
+def body_term(rule: Rule) -> Term:
+    """A rule's body as one goal term (a conjunction; ``true`` for a fact).
+
+    >>> from reasoner.knowledge.datalog.rules import Literal
+    >>> body_term(Rule("p", (), (Literal(Atom("a")), Literal(Atom("b"))), True))
+    Compound(functor=',', args=(Atom(name='a'), Atom(name='b')))
+    """
     goals = [lit.term for lit in rule.body]
-    if goals:
-        body = goals[-1]
-        for g in reversed(goals[:-1]):
-            body = Compound(",", (g, body))
+    body: Term = goals[-1] if goals else Atom("true")
+    for goal in reversed(goals[:-1]):
+        body = Compound(",", (goal, body))
+    return body
+
+
+def _compile_top_down(rule: Rule, prefixes: Mapping[str, str]) -> _TopDown:
     return (
         rule,
-        compile_goal(body, prefixes),
+        compile_goal(body_term(rule), prefixes),
         tuple(term_binder(t, prefixes) for t in rule.head),
         tuple(_builder(t, prefixes) for t in rule.head),
     )

@@ -61,6 +61,7 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
         "",
         "check",
         "run",
+        "explain",
         "why-not",
         "serve",
         "knowledge",
