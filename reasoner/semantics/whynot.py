@@ -11,10 +11,12 @@ first (``blizzardWarning("KSLC")`` looks at station KSLC only). Then:
 * a body event no event matches: *missing*, with the events of that name that do exist; the
   rest of the body is matched without it, to show how far it got;
 * else the body relaxed one constraint at a time: a window dropped (*window* exceeded, by how
-  much), one ``WHERE`` conjunct dropped (*where*: false, with the values it saw), a negation
-  dropped (*blocked*, by which events), an operator's time relation loosened to ``AND``
-  (*order*), a variable shared by two operands split in two (*join*: which values differed);
-  each match of a relaxed body is a near miss, stopped by that one constraint;
+  much), one ``WHERE`` conjunct or an ``EVENT_MULTIPLY`` goal dropped (*where*: false, with
+  the values it saw), a negation dropped (*blocked*, by which events), an operator's time
+  relation loosened to ``AND`` (*order*), a variable shared by two operands split in two
+  (*join*: which values differed);
+  each match of a relaxed body is a near miss, stopped by that one constraint (two at a time
+  when no match breaks only one);
 * the body matches as written, but the engine derived nothing from it: the consumption policy
   (*consumed*: the event that went to another detection, found by the engine's provenance);
 * an event the engine refused (a late one) would complete a match: *rejected* (file:line).
@@ -461,8 +463,9 @@ class _Inquiry:
         return sorted(out, key=lambda m: (m[2], m[1]))
 
     def _fits(self, env: Env, end: Time, partial: bool) -> bool:
-        """Whether a match gives the expected head (arguments it cannot compute yet, in a
-        partial match, count as fitting) and ends in the time range."""
+        """Whether a match can give the expected head (arguments it cannot compute, in a
+        relaxed or partial match, count as fitting) and ends in the time range (a partial
+        match is not over yet)."""
         if self.between is not None and not (partial or self.between[0] <= end):
             return False
         unified: Env = {}
@@ -470,9 +473,7 @@ class _Inquiry:
             try:
                 value = f(env)
             except EngineError:
-                if partial:
-                    continue
-                return False
+                continue
             if not _unify(want, value, unified, self.context.prefixes):
                 return False
         return True
@@ -614,6 +615,8 @@ class _Inquiry:
                 yield inner, lambda env: _window(env, inner, size, self.context.world)
             case Where(inner, condition):
                 yield from self._where(inner, condition)
+            case Multiply(inner, goal):
+                yield inner, self._goal_judge(goal, "EVENT_MULTIPLY")
             case Not(negated, left, right) | Binary("cnot", Binary("seq", left, right), negated):
                 yield (
                     Binary("seq", left, right, node.span),
@@ -636,7 +639,7 @@ class _Inquiry:
             relaxed = Where(inner, _conjunction(rest)) if rest else inner
             yield relaxed, self._goal_judge(part)
 
-    def _goal_judge(self, part: Term) -> Judge:
+    def _goal_judge(self, part: Term, operator: str = "WHERE") -> Judge:
         goal = self.context.goal(part)
 
         def judge(env: Env) -> Reason | None:
@@ -649,7 +652,7 @@ class _Inquiry:
             seen = {n: env[n] for n in dict.fromkeys(names)}
             values = ", ".join(f"{n} = {_value_text(v)}" for n, v in seen.items())
             false = "is false" if isinstance(part, Compound) and part.functor in TESTS else "fails"
-            text = f"WHERE {_show(part)} {false}" + (f" with {values}" if values else "")
+            text = f"{operator} {_show(part)} {false}" + (f" with {values}" if values else "")
             details = {"goal": _show(part), "values": {n: json_value(v) for n, v in seen.items()}}
             return Reason("where", text, details)
 

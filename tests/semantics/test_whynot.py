@@ -95,6 +95,20 @@ def test_where_knowledge_goal_without_solution() -> None:
     assert (kind, message) == ("where", 'WHERE near("KPVU", P) fails')
 
 
+def test_event_multiply_without_solution() -> None:
+    rules = "near(s1, town1).\nw(S, A) <- warn(S) EVENT_MULTIPLY near(S, A)."
+    kind, message, matched = first(answer(rules, [E("warn", ("s2",), 1)], "w"))
+    assert (kind, message) == ("where", 'EVENT_MULTIPLY near(S, A) fails with S = "s2"')
+    assert matched == ["warn['s2']@1-1"]
+
+
+def test_where_goal_binding_a_head_variable() -> None:
+    # the goal that binds P fails: the head cannot be computed, the near miss still counts
+    rules = 'near(s1, "Town").\nalert(S, P) <- storm(S) WHERE (near(S, P), P \\= "X").'
+    _, message, _ = first(answer(rules, [E("storm", ("s2",), 3)], "alert"))
+    assert message == 'WHERE near(S, P) fails with S = "s2"'
+
+
 def test_not_blocked_by_which_event() -> None:
     rules = "c(X) <- NOT(n(X)).[a(X), b(X)]."
     events = [E("a", (1,), 1), E("n", (2,), 3), E("n", (1,), 4), E("b", (1,), 9)]
