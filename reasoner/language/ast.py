@@ -156,6 +156,26 @@ def variable_names(*terms: Term) -> list[str]:
     return names
 
 
+def conjuncts(goal: Term) -> list[Term]:
+    """The goals of a conjunction ``A, B, ...`` in order (a single goal for any other term).
+
+    >>> goal = Compound(",", (Atom("a"), Compound(",", (Atom("b"), Atom("c")))))
+    >>> [g.name for g in conjuncts(goal)]
+    ['a', 'b', 'c']
+    """
+    if isinstance(goal, Compound) and goal.functor == "," and len(goal.args) == 2:
+        return conjuncts(goal.args[0]) + conjuncts(goal.args[1])
+    return [goal]
+
+
+def conjunction(goals: Sequence[Term]) -> Term:
+    """The conjunction ``A, B, ...`` of one or more goals (the inverse of :func:`conjuncts`)."""
+    out = goals[-1]
+    for goal in reversed(goals[:-1]):
+        out = Compound(",", (goal, out))
+    return out
+
+
 # -------------------------------------------------------------------------- patterns
 
 

@@ -33,6 +33,7 @@ from reasoner.language.ast import (
     Var,
     Where,
     Window,
+    conjuncts,
     walk,
 )
 from reasoner.language.operators import OPERATORS
@@ -158,15 +159,6 @@ def _where_warnings(body: Pattern, where: Span | None) -> Iterator[_Problem]:
             )
 
 
-def _conjuncts(goal: Term) -> Iterator[Term]:
-    match goal:
-        case Compound(",", (first, second)):
-            yield from _conjuncts(first)
-            yield from _conjuncts(second)
-        case _:
-            yield goal
-
-
 def _constraint(goal: Term) -> tuple[str, str, _Value] | None:
     """``(variable, op, constant)`` for a comparison of a variable with a number, else None."""
     match goal:
@@ -196,7 +188,7 @@ def _contradiction(condition: Term) -> tuple[Compound, Compound] | None:
     (the only places where the truth of a set of such comparisons changes).
     """
     seen: dict[str, list[tuple[str, _Value, Compound]]] = {}
-    for goal in _conjuncts(condition):
+    for goal in conjuncts(condition):
         match goal:
             case Compound(op, (Number(a), Number(b))) if op in _SWAPPED and not _holds(op, a, b):
                 return goal, goal

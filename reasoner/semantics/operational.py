@@ -45,7 +45,6 @@ from reasoner.language.ast import (
     Aggregate,
     Atom,
     Binary,
-    Compound,
     EventAtom,
     EventRule,
     Multiply,
@@ -58,6 +57,7 @@ from reasoner.language.ast import (
     TimePoint,
     Where,
     Window,
+    conjuncts,
 )
 from reasoner.language.check import bound_variables, term_variables
 from reasoner.runtime.events import Event
@@ -454,15 +454,15 @@ class _Builder:
                 return self.build(binding, scope)
             case Where(inner, condition):
                 bound = bound_variables(inner)
-                conjuncts = list(scope.conjuncts)
+                decided = list(scope.conjuncts)
                 top = list(scope.top)
-                for part in _conjuncts(condition):
+                for part in conjuncts(condition):
                     names = frozenset(v.name for v in term_variables(part) if v.name != "_")
                     if names <= bound:
-                        conjuncts.append((self._goal(part), names))
+                        decided.append((self._goal(part), names))
                     else:
                         top.append(self._goal(part))
-                return self.build(inner, _Scope(scope.window, tuple(conjuncts), tuple(top)))
+                return self.build(inner, _Scope(scope.window, tuple(decided), tuple(top)))
             case Window(inner, size):
                 return self.build(inner, scope.within(size))
             case Binary("seq", first, Star(repeated)):
@@ -535,9 +535,3 @@ class _Builder:
         for side, child in enumerate(children):
             child.parent, child.side = node, side
         return node
-
-
-def _conjuncts(condition: Term) -> list[Term]:
-    if isinstance(condition, Compound) and condition.functor == "," and len(condition.args) == 2:
-        return _conjuncts(condition.args[0]) + _conjuncts(condition.args[1])
-    return [condition]
