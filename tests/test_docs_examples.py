@@ -34,14 +34,14 @@ SHELL = {
         '"name":"ce6"',
         "200 events, 629 detections written, 0 malformed lines and 0 rejected events skipped",
     ],
-    ("language.md", "cat > door.event <<'EOF'"): [
+    ("explain.md", "cat > door.event <<'EOF'"): [
         'intrusion("yard") occurred:\n  intrusion("yard")@[300, 330]\n',
         'stopped: NOT(badge("lab")) is violated: badge("lab")@10 happened between its bounds\n'
         "exit status 5\n",
         "stopped: the window of 60 was exceeded: it lasted 100, 40 too long\nexit status 5\n",
     ],
     (
-        "language.md",
+        "explain.md",
         ".venv/bin/reasoner why-not rules/blizzard.event rules/blizzard_noaa.event --format mesowest \\",  # noqa: E501
     ): [
         "WHERE blizzard_conditions(Wind, Visibility, Condition) fails with Wind = 9.1, "
