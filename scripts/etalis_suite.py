@@ -419,11 +419,13 @@ def run_ours(case: Case, conv: Conversion, tmp: Path) -> tuple[list[dict] | None
         errors = [line for line in proc.stderr.splitlines() if line.startswith("reasoner:")]
         return None, errors[0] if errors else f"exit {proc.returncode}"
     found = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    return [select_event(d) if "results" in d else d for d in found], proc.stderr
+    construct = conv.query is not None and conv.query.lstrip().upper().startswith("CONSTRUCT")
+    return [query_result(d, construct) if "results" in d else d for d in found], proc.stderr
 
 
-def select_event(line: dict) -> dict:
-    """A results line of --query as ETALIS's ``select_event([V1, ...])`` (selected order)."""
+def query_result(line: dict, construct: bool) -> dict:
+    """A results line of --query as ETALIS writes it: ``select_event([V1, ...])`` (selected
+    order), or for CONSTRUCT the triple ``rdf(S, P, O)``."""
     (binding,) = line["results"]["bindings"]
     values: list[object] = []
     for var in line["head"]["vars"]:
@@ -434,6 +436,8 @@ def select_event(line: dict) -> dict:
             values.append(json.loads(cell["value"]))
         else:
             values.append(cell["value"])
+    if construct:
+        return {"name": "rdf", "args": values}
     return {"name": "select_event", "args": [values]}
 
 

@@ -197,6 +197,7 @@ def check(
     out: list[tuple[str, Span | None, str]] = []
     for rule in program.event_rules:
         out.extend(_rule_problems(rule))
+    out.extend(_prolog_problems(program))
     for mapping in program.rdf_events:
         out.extend(_rdf_event_problems(mapping))
     out.extend(_recursion_problems(program))
@@ -262,6 +263,37 @@ def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
     for name, value in rule.properties:
         if name in WINDOW_PROPERTIES and not _positive(value):
             yield (f"window size must be positive, found {_show(value)}", rule.span, "error")
+
+
+#: Prolog that rule files cannot use: conditions and static rules are Datalog.
+PROLOG_ONLY = {"!": "the cut '!'", "=..": "'=..' (univ)"}
+
+
+def _prolog_problems(program: Program) -> Iterator[_Problem]:
+    goals: list[Term] = [g for rule in program.static_rules for g in rule.body]
+    for rule in program.event_rules:
+        for p in walk(rule.body):
+            if isinstance(p, Where):
+                goals.append(p.condition)
+            elif isinstance(p, Multiply):
+                goals.append(p.goal)
+    for goal in goals:
+        for term in _subterms(goal):
+            name = term.name if isinstance(term, Atom) else getattr(term, "functor", None)
+            if name in PROLOG_ONLY:
+                yield (
+                    f"{PROLOG_ONLY[name]} is not supported: rule files are not Prolog "
+                    "(conditions and static rules are Datalog with built-ins)",
+                    term.span,
+                    "error",
+                )
+
+
+def _subterms(term: Term) -> Iterator[Term]:
+    yield term
+    if isinstance(term, Compound):
+        for arg in term.args:
+            yield from _subterms(arg)
 
 
 def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:

@@ -164,3 +164,24 @@ def test_compile_errors_are_all_collected_with_source_lines() -> None:
 def test_missing_file_is_a_reasoner_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ReasonerError, match="cannot read rule file"):
         parse_file(tmp_path / "nope.event")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "what"),
+    [
+        ("p(X) :- q(X), !.\nq(1).", 1, 15, "the cut '!'"),
+        ("c(X) <- a(X) WHERE X =.. [f].", 1, 20, "'=..' (univ)"),
+        ("c(Y) <- a(X) EVENT_MULTIPLY (q(X, Y), !).\nq(1, 2).", 1, 39, "the cut '!'"),
+    ],
+)
+def test_prolog_only_goals_are_refused_where_written(
+    text: str, line: int, column: int, what: str
+) -> None:
+    with pytest.raises(RuleCompileError) as info:
+        check_program(parse(text, "p.event"))
+    first = info.value.diagnostics[0]
+    assert (first.span.line, first.span.column) == (line, column)  # type: ignore[union-attr]
+    assert first.message == (
+        f"{what} is not supported: rule files are not Prolog (conditions and static rules are "
+        "Datalog with built-ins)"
+    )
