@@ -32,6 +32,7 @@ from reasoner.language.ast import (
     Window,
     conjunction,
     conjuncts,
+    dump,
     term_variables,
     walk,
 )
@@ -219,9 +220,13 @@ class Inquiry:
             return found + [self._consumed(env, s, e) for env, s, e in exact]
         singles = list(self._relaxations(_Relaxed(self.body)))
         near = [m for relaxed in singles for m in self._judged(relaxed)]
-        if not near:  # no match breaks a single constraint: try two
-            pairs = (r for relaxed in singles for r in self._relaxations(relaxed))
-            near = [m for relaxed in pairs for m in self._judged(relaxed)]
+        if not near:  # no match breaks a single constraint: try two (each pair once)
+            pairs: dict[tuple[str, frozenset[Any]], _Relaxed] = {}
+            for relaxed in singles:
+                for pair in self._relaxations(relaxed):
+                    renamed = frozenset((a, frozenset(n.items())) for a, n in pair.renames.items())
+                    pairs.setdefault((dump(pair.body), renamed), pair)
+            near = [m for relaxed in pairs.values() for m in self._judged(relaxed)]
         return found + near
 
     def _judged(self, relaxed: _Relaxed) -> Iterator[NearMiss]:
