@@ -397,7 +397,12 @@ class Inquiry:
         for replacement, judge in self._loosen(node, window):
             yield replacement, judge, {}
         if isinstance(node, Binary | Not) and not (
-            isinstance(node, Binary) and (node.op == "or" or OPERATORS[node.op].negation)
+            isinstance(node, Binary)
+            and (
+                node.op == "or"
+                or OPERATORS[node.op].negation
+                or isinstance(node.right, Aggregate | Star)  # (SEQ's own forms)
+            )
         ):
             left, right = (node.left, node.right)
             atoms = [p for p in walk(right) if isinstance(p, EventAtom)]
@@ -423,7 +428,7 @@ class Inquiry:
                 yield kept, self._guard(op, kept, negated, window)
             case Binary("or" | "and"):
                 pass
-            case Binary(op, left, right):
+            case Binary(op, left, right) if not isinstance(right, Aggregate | Star):
                 yield Binary("and", left, right, node.span), self._order(op, left, right)
 
     def rule_place(self, inner: Pattern, condition: Term) -> Iterator[tuple[Pattern, Judge]]:

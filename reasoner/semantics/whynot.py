@@ -111,7 +111,8 @@ class Answer:
             lines.append("The closest partial matches, and what stopped each:")
         for number, miss in enumerate(self.near_misses, 1):
             rule = f"{show(miss.rule.head)} <- ... ({rule_place(miss.rule)})"
-            lines.append(f"{number}. {rule}: {len(miss.events)} of {miss.needed} events matched")
+            matched = f": {len(miss.events)} of {miss.needed} events matched" if miss.needed else ""
+            lines.append(f"{number}. {rule}{matched}")
             if miss.events:
                 lines.append("   " + ", ".join(event_text(e, time) for e in miss.events))
             lines.append(f"   stopped: {'; and '.join(r.message for r in miss.reasons)}")
@@ -210,7 +211,14 @@ def why_not(
         if r.head.name == expected.name and len(r.head.args) >= len(expected.args)
     ]
     if not rules:
-        notes.insert(0, Reason("missing", f"no rule derives '{expected.name}'"))
+        arities = sorted(
+            {len(r.head.args) for r in program.event_rules if r.head.name == expected.name}
+        )
+        text = f"no rule derives '{expected.name}'"
+        if arities:
+            given = " or ".join(map(str, arities))
+            text += f" with {len(expected.args)} arguments (its rules give {given})"
+        notes.insert(0, Reason("missing", text))
     horizon = between[1] if between is not None else max((e.end for e in accepted), default=0)
     world = TracedWorld(
         {e for e in (*accepted, *detections) if e.end <= horizon}, horizon, kb, prefixes

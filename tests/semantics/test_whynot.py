@@ -251,6 +251,24 @@ def test_no_rule_derives_the_expected_event() -> None:
     assert found.near_misses == ()
 
 
+def test_expected_with_more_arguments_than_any_rule_gives() -> None:
+    found = answer("c(X) <- a(X).", [E("a", (1,), 1)], "c(1, 2)")
+    assert [n.message for n in found.notes] == [
+        "no rule derives 'c' with 2 arguments (its rules give 1)"
+    ]
+
+
+def test_aggregate_result_failing_a_condition() -> None:
+    rules = "c(N) <- start SEQ aggregate(count, a, N) WHERE N > 3."
+    found = answer(rules, [E("start", (), 1), E("a", (), 2), E("a", (), 3)], "c")
+    # the counts the aggregate reached, the largest first (the latest)
+    assert [m.reason.message for m in found.near_misses] == [
+        "WHERE N > 3 is false with N = 2",
+        "WHERE N > 3 is false with N = 1",
+        "WHERE N > 3 is false with N = 0",
+    ]
+
+
 def test_closest_first_by_events_matched() -> None:
     rules = "c(X) <- (a(X) SEQ b(X)).5.\nc(X) <- a(X) SEQ b(X) SEQ d(X)."
     found = answer(rules, [E("a", (1,), 1), E("b", (1,), 9)], "c(1)")
