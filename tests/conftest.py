@@ -1,4 +1,5 @@
-"""Shared fixtures: a real headless browser (Debian's ``chromium``, driven by Playwright).
+"""Shared fixtures: a cache folder of the session's own, and a real headless browser (Debian's
+``chromium``, driven by Playwright).
 
 Browser tests fail, never skip, when chromium is missing: ``scripts/setup.sh`` installs it.
 Screenshots go to ``out/test-artifacts/`` (or ``$REASONER_TEST_ARTIFACTS``).
@@ -25,6 +26,20 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Parsed rules and grammars are cached under the session's own ``$XDG_CACHE_HOME`` (also
+    for the commands tests start), never in the user's."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    folder = tmp_path_factory.mktemp("cache")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture(scope="module")

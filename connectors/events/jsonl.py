@@ -157,10 +157,7 @@ def _events(
                     if type(start) is int and type(end) is int and 0 <= start <= end <= MAX_TIME:
                         event = Event(name, record.args, start, end)
                 elif (
-                    type(time) is int
-                    and 0 <= time <= MAX_TIME
-                    and start is unset
-                    and end is unset
+                    type(time) is int and 0 <= time <= MAX_TIME and start is unset and end is unset
                 ):
                     event = Event(name, record.args, time, time)
         except ValueError:  # not plain arguments, or no JSON object at all

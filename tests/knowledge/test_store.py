@@ -112,7 +112,7 @@ def test_only_a_build_creates_a_store(tmp_path: Path) -> None:
     with pytest.raises(KnowledgeError, match="empty: no knowledge store there"):
         Store(tmp_path / "empty")
     store = Store(missing, create=True)
-    store.load_text(f"<{EX}s> <{EX}p> \"1\" .", "ntriples")
+    store.load_text(f'<{EX}s> <{EX}p> "1" .', "ntriples")
     store.flush()
     del store
     assert len(Store(missing)) == 1
