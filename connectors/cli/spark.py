@@ -5,8 +5,15 @@
 [--tie-break B] [--lateness T] [--max-span T] [--provenance]``: replays an archive (files or
 folders) through the rules on Spark and writes ``DIR/detections.jsonl`` (or
 ``DIR/detections.parquet``), equal to ``reasoner run --workers N``'s output, and
-``DIR/rejects.jsonl``: every skipped line with its file, line and reason. Each action of the
-``spark`` group is one ``_add_<action>`` function here.
+``DIR/rejects.jsonl``: every skipped line with its file, line and reason.
+
+``reasoner spark stream RULES... --source DIR --checkpoint DIR --out DIR [--format F]
+[--trigger available-now|processing-time=SECONDS] [--lateness T] [--files-per-batch N]
+[--knowledge PATH | --store DIR] [--policy P] [--master URL] [--serve PORT [--host H]]``: a
+Structured Streaming query over the files arriving in a folder (:mod:`connectors.spark.stream`);
+each micro-batch writes ``DIR/detections/batch-N.jsonl``, ``DIR/late/batch-N.jsonl`` and
+``DIR/rejects/batch-N.jsonl``. Each action of the ``spark`` group is one ``_add_<action>``
+function here.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS
 from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
+from reasoner.server.config import LOOPBACK
 
 
 def register(subparsers: Any) -> None:
@@ -33,11 +41,13 @@ def register(subparsers: Any) -> None:
     """
     p = subparsers.add_parser(
         "spark",
-        help="detection on Spark: replay an archive on a cluster (or local Spark)",
+        help="detection on Spark: replay an archive or stream a folder, on a cluster (or "
+        "local Spark)",
         description="Run the detection itself on Spark (docs/scale-out.md).",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     _add_replay(actions)
+    _add_stream(actions)
 
 
 def _add_spark(group: Any) -> None:
@@ -46,6 +56,12 @@ def _add_spark(group: Any) -> None:
         metavar="URL",
         help="Spark master URL (default: REASONER_SPARK_MASTER, else local[*]: embedded Spark)",
     )
+
+
+def _add_knowledge(group: Any) -> None:
+    group.add_argument("--knowledge", action="append", metavar="PATH")
+    group.add_argument("--store", metavar="DIR")
+    group.add_argument("--entailment", choices=REGIMES, default="rdfs")
 
 
 def _add_replay(actions: Any) -> None:
@@ -79,10 +95,7 @@ def _add_replay(actions: Any) -> None:
     engine.add_argument("--tie-break", choices=TIE_BREAKS, default="longer")
     engine.add_argument("--lateness", type=float, default=0, metavar="T")
     engine.add_argument("--max-span", type=float, metavar="T")
-    knowledge = p.add_argument_group("knowledge (as for reasoner run)")
-    knowledge.add_argument("--knowledge", action="append", metavar="PATH")
-    knowledge.add_argument("--store", metavar="DIR")
-    knowledge.add_argument("--entailment", choices=REGIMES, default="rdfs")
+    _add_knowledge(p.add_argument_group("knowledge (as for reasoner run)"))
     output = p.add_argument_group("output")
     output.add_argument("--out", required=True, metavar="DIR", help="the output folder")
     output.add_argument(
@@ -98,6 +111,155 @@ def _add_replay(actions: Any) -> None:
     )
     _add_spark(p.add_argument_group("spark"))
     p.set_defaults(handler=replay)
+
+
+_STREAM_DESCRIPTION = """\
+Run the rules as a Spark Structured Streaming query over the files arriving in a folder:
+events are grouped by partition key, each key's engine lives in Spark's state store, and
+each micro-batch's detections, late events and rejected lines are written to OUT/detections,
+OUT/late and OUT/rejects (one file per batch). Run it again on the same --checkpoint to go on
+where it stopped (after a crash too): no detection is lost or written twice.
+
+example:
+  reasoner spark stream rules/stock_ticker.event --source in --checkpoint ck --out out
+"""
+
+
+def _add_stream(commands: Any) -> None:
+    p = commands.add_parser(
+        "stream",
+        help="a Structured Streaming query over a folder of event files",
+        description=_STREAM_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"Exit status: 0 every input line was used; {SKIPPED} some were written to "
+        "OUT/late or OUT/rejects; 1 error; 2 usage error; 130 interrupted (Ctrl-C).",
+    )
+    p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
+    p.add_argument("--source", required=True, metavar="DIR", help="the folder files arrive in")
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        metavar="DIR",
+        help="Spark's checkpoint: the files taken, the watermark, every key's state",
+    )
+    p.add_argument("--out", required=True, metavar="DIR", help="where the outputs go")
+    p.add_argument(
+        "--format",
+        choices=("jsonl", "mesowest"),
+        default="jsonl",
+        help="input format: JSON lines (default) or MesoWest CSV exports",
+    )
+    p.add_argument(
+        "--trigger",
+        default="available-now",
+        metavar="available-now|processing-time=SECONDS",
+        help="take every file there now and stop (default), or keep going, a micro-batch "
+        "every SECONDS, until interrupted",
+    )
+    p.add_argument(
+        "--files-per-batch",
+        type=int,
+        metavar="N",
+        help="at most N new files per micro-batch (default: every new file)",
+    )
+    p.add_argument(
+        "--lateness",
+        type=float,
+        default=0,
+        metavar="T",
+        help="the watermark's delay: an event ending more than T before the latest end of "
+        "the earlier micro-batches is late (written to OUT/late with the reason)",
+    )
+    p.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="unrestricted",
+        help="consumption policy for rules without their own (default: %(default)s)",
+    )
+    p.add_argument("--tie-break", choices=TIE_BREAKS, default="longer", help=argparse.SUPPRESS)
+    _add_knowledge(p.add_argument_group("knowledge (as for reasoner run)"))
+    _add_spark(p.add_argument_group("spark"))
+    p.add_argument(
+        "--serve",
+        type=int,
+        metavar="PORT",
+        help="also publish every detection to a SPARQL endpoint at HOST:PORT/sparql "
+        "(as reasoner run --serve)",
+    )
+    p.add_argument("--host", help=f"with --serve: the interface to listen on (default {LOOPBACK})")
+    p.set_defaults(handler=stream)
+
+
+def trigger(text: str) -> dict[str, Any]:
+    """The ``--trigger`` value as ``DataStreamWriter.trigger`` keywords.
+
+    >>> trigger("available-now"), trigger("processing-time=2.5")
+    ({'availableNow': True}, {'processingTime': '2500 milliseconds'})
+    """
+    if text == "available-now":
+        return {"availableNow": True}
+    name, _, value = text.partition("=")
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if name != "processing-time" or not seconds > 0:
+        raise ReasonerError(
+            f"--trigger {text!r}: expected available-now or processing-time=SECONDS (SECONDS > 0)"
+        )
+    return {"processingTime": f"{round(seconds * 1000)} milliseconds"}
+
+
+def stream(args: argparse.Namespace) -> int:
+    """Run the streaming query; the exit status (see the epilog)."""
+    from connectors.events.serving import detections_endpoint
+    from connectors.events.times import TimeStyle
+    from reasoner.language.loader import load_rules
+
+    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    if lateness < 0:
+        raise ReasonerError(f"--lateness must not be negative, not {args.lateness}")
+    if args.host is not None and args.serve is None:
+        raise ReasonerError("--host needs --serve: nothing to serve")
+    when = trigger(args.trigger)
+    if args.files_per_batch is not None and args.files_per_batch < 1:
+        raise ReasonerError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
+    if not Path(args.source).is_dir():
+        raise ReasonerError(f"{args.source}: no such folder (--source)")
+    program = load_rules([Path(path) for path in args.rules])  # errors before Spark starts
+    from connectors.spark.session import get_session
+    from connectors.spark.stream import make_job, published, run_stream
+
+    knowledge = _knowledge(args, program)
+    spark = get_session(master=args.master)
+    job = make_job(
+        spark.sparkContext,
+        program,
+        fmt=args.format,
+        lateness=lateness,
+        options={"policy": args.policy, "tie_break": args.tie_break},
+        knowledge=knowledge,
+    )
+    style = TimeStyle(iso=args.format == "mesowest")
+    with detections_endpoint(args.serve, None, style=style, host=args.host or LOOPBACK) as publish:
+        publish(published(Path(args.out)))  # what earlier runs wrote
+        counts = run_stream(
+            spark,
+            job,
+            source=args.source,
+            checkpoint=args.checkpoint,
+            out=args.out,
+            trigger=when,
+            publish=publish,
+            files_per_batch=args.files_per_batch,
+        )
+    print(
+        f"{counts['events']} events, {counts['detection']} detections written, "
+        f"{counts['late']} late events and {counts['reject']} rejected lines written aside, "
+        f"in {counts['batches']} micro-batches",
+        file=sys.stderr,
+    )
+    return SKIPPED if counts["late"] or counts["reject"] else 0
 
 
 def replay(args: argparse.Namespace) -> int:

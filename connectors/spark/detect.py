@@ -88,3 +88,9 @@ def detect(
     engine.restore(blank if state is None else state)
     derived = run_batch(engine, [(seq, *event) for seq, event in events], until)
     return derived, engine.snapshot() if keep_state else None
+
+
+def next_timer(stage: Stage) -> Any:
+    """When the engine of the last :func:`detect` of ``stage`` next has something to do
+    without an event (a time point, a window closing); None: nothing."""
+    return _engine(stage)[0].next_timer

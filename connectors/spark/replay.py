@@ -154,7 +154,7 @@ def replay(
     reads = set(partitioning.reads) if partitioning.partitioned else None
     if partitioning.partitioned:
         log("running the keyed rules per key")
-        shipped, version = _ship(sc, knowledge)
+        shipped, version = ship_knowledge(sc, knowledge)
         stage = Stage(keyed, tuple(sorted(stage_options.items())), shipped, version)
         found = _keyed(admitted, stage, partitioning, until, reads or set()).cache()
         cached.append(found)
@@ -199,7 +199,7 @@ def replay(
     )
 
 
-def _ship(
+def ship_knowledge(
     sc: SparkContext, knowledge: Knowledge | None
 ) -> tuple[Callable[[], Knowledge] | None, str]:
     """The knowledge for the executors (its derived part, broadcast) and its identity."""

@@ -635,6 +635,13 @@ class Engine:
         """The current time (-infinity before the first event)."""
         return self._runtime.now
 
+    @property
+    def next_timer(self) -> Time | None:
+        """When the clock next has something to do without an event (a time point, an
+        occurrence leaving an aggregate's window); None: nothing pending."""
+        timers = self._runtime.timers
+        return timers[0][0] if timers else None
+
     def _advance(self, time: Time) -> None:
         """Move the clock forward to ``time``, firing every timer up to it on the way (time
         points, occurrences leaving an aggregate's window)."""

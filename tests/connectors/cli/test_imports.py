@@ -73,6 +73,7 @@ def test_help_of_every_command_imports_no_heavy_dependency() -> None:
         "mesowest blizzard",
         "spark",
         "spark replay",
+        "spark stream",
     ]
     assert found["heavy"] == []
 

@@ -1,0 +1,153 @@
+"""One partition key's detection across micro-batches, its state kept as plain values.
+
+Spark's state store holds, per key, a :class:`KeyState`: the engine's snapshot
+(:mod:`reasoner.runtime.checkpoint`), the events waiting for the watermark, a counter giving
+each event its arrival number, and whether the key's input wrote ISO-8601 times. In each
+micro-batch :meth:`KeyDetector.step` restores the engine, takes the key's new events (those
+ending before the watermark are *late*: reported with their reason, never processed), runs
+every waiting event the watermark has passed in the order one engine would (by end, then
+arrival), moves the clock to the watermark (time points, windows closing) and snapshots
+the engine again. The watermark is the latest end of the earlier micro-batches less the
+allowed lateness, the same for every key, so each key's engine sees its events exactly as
+the single engine of ``reasoner run --lateness`` does (docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from connectors.spark.detect import Stage, detect, next_timer
+from reasoner.runtime.checkpoint import decode, encode
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import revive
+from reasoner.values import Time
+
+#: The kinds of rows a step outputs: a detection (its text the event as snapshot JSON), a late
+#: event or a rejected line (``{"file", "line", "reason"}``), and the number of events taken.
+DETECTION, LATE, REJECT, EVENTS = "detection", "late", "reject", "events"
+
+#: A row of input: file, line, the event as snapshot JSON, whether its file wrote ISO times.
+Row = tuple[str, int, str, bool]
+#: A row of output: kind, text, whether the key's input wrote ISO times.
+Output = tuple[str, str, bool]
+
+
+@dataclass(slots=True)
+class KeyState:
+    """What Spark keeps for one key between micro-batches (all plain values)."""
+
+    engine: bytes | None  # None: a blank engine
+    pending: list[list[Any]] = field(default_factory=list)  # [end, arrival, event]
+    arrivals: int = 0
+    iso: bool = False
+
+    def as_row(self) -> tuple[bytes | None, str, int, bool]:
+        return (
+            self.engine,
+            json.dumps(self.pending, separators=(",", ":")),
+            self.arrivals,
+            self.iso,
+        )
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> KeyState:
+        engine, pending, arrivals, iso = row
+        return cls(
+            None if engine is None else bytes(engine), json.loads(pending), int(arrivals), bool(iso)
+        )
+
+
+class KeyDetector:
+    """Steps keys through micro-batches with the engine a Python worker keeps for ``stage``
+    (:func:`connectors.spark.detect.detect`: compiled once, restored per key).
+
+    Args:
+        stage: the rules (the whole program: a key runs every rule), options and knowledge.
+        lateness: the allowed lateness (for the messages of late events).
+    """
+
+    def __init__(self, stage: Stage, lateness: Time) -> None:
+        self.stage = stage
+        self.lateness = lateness
+
+    def step(
+        self, state: KeyState | None, rows: Iterable[Row], watermark: Time
+    ) -> tuple[list[Output], KeyState, Time | None]:
+        """One micro-batch of a key: its new ``rows``, at ``watermark``.
+
+        Returns:
+            the output rows, the new state, and the time by which the key must be called
+            again without input (the next waiting event or timer; None: none).
+        """
+        out: list[Output] = []
+        pending = [] if state is None else state.pending
+        arrivals = 0 if state is None else state.arrivals
+        iso = state is not None and state.iso
+        taken = 0
+        for file, line, text, row_iso in sorted(rows):
+            event = decode(json.loads(text))
+            taken += 1
+            iso = iso or row_iso
+            if event.end < watermark:
+                reason = (
+                    f"late: ends at {show(event.end)}, before the watermark {show(watermark)} "
+                    f"(the latest end of earlier micro-batches less the lateness "
+                    f"{show(self.lateness)})"
+                )
+                out.append((LATE, record(file, line, reason), iso))
+                continue
+            pending.append([encode(event.end), arrivals, json.loads(text)])
+            arrivals += 1
+        if taken:
+            out.append((EVENTS, str(taken), iso))
+        ready: list[tuple[Any, int, Event]] = []
+        waiting: list[list[Any]] = []
+        for item in pending:
+            end = decode(item[0])
+            if end <= watermark:
+                ready.append((end, item[1], decode(item[2])))
+            else:
+                waiting.append(item)
+        ready.sort(key=lambda r: r[:2])
+        derived, snapshot = detect(
+            self.stage,
+            [(arrival, event) for _, arrival, event in ready],
+            watermark,
+            None if state is None else state.engine,
+            keep_state=True,
+        )
+        assert snapshot is not None
+        for _, detections in derived:
+            out += [(DETECTION, json.dumps(encode(revive(d))), iso) for d in detections]
+        due = [decode(item[0]) for item in waiting]
+        timer = next_timer(self.stage)
+        if timer is not None:
+            due.append(timer)
+        return out, KeyState(snapshot, waiting, arrivals, iso), min(due, default=None)
+
+
+def record(file: str, line: int, reason: str) -> str:
+    """A late or rejected line as ``reasoner spark replay`` writes its rejects (line 0: the
+    whole file)."""
+    return json.dumps({"file": file, "line": line, "reason": reason})
+
+
+def show(time: Time) -> str:
+    """A time as it is written in messages (a fraction as a decimal)."""
+    return str(float(time)) if isinstance(time, Fraction) else str(time)
+
+
+def from_millis(ms: int) -> Time:
+    """Spark's watermark (milliseconds) as a time in seconds."""
+    return ms // 1000 if ms % 1000 == 0 else Fraction(ms, 1000)
+
+
+def timeout_millis(time: Time) -> int:
+    """The event-time timeout (milliseconds) that calls a key once the watermark reaches
+    ``time`` (Spark calls it when the watermark passes the timeout)."""
+    return math.ceil(time * 1000) - 1

@@ -1,0 +1,306 @@
+"""``reasoner spark stream``: detection as a Structured Streaming query over a folder of files.
+
+The query (docs/scale-out.md, "Spark"):
+
+1. a file source (``binaryFile``, its paths only) takes every new file of the folder; a Python
+   worker reads it with the reader of ``reasoner run`` (:mod:`connectors.spark.sources`);
+2. the event time is an event-time watermark with the allowed lateness as its delay;
+3. the events are grouped by partition key value and each group runs its engine with
+   ``applyInPandasWithState``: the engine's snapshot and the events waiting for the
+   watermark are the group's state in Spark's state store, and an event-time timeout calls a
+   group again when the watermark reaches its next waiting event or timer
+   (:mod:`connectors.spark.keystate`);
+4. ``foreachBatch`` writes each micro-batch's detections, late events and rejected lines
+   (``{"file", "line", "reason"}``, as ``reasoner spark replay`` writes its rejects) to files
+   named by the batch id, atomically, and publishes the detections to the SPARQL
+   endpoint. A batch run again after a crash rewrites the same files with the same contents
+   (Spark replays it from its checkpoint: the same files, the same state, the same
+   watermark), so no detection is lost or doubled.
+
+Spark drops rows older than the watermark before a stateful operator sees them. To see (and
+report) late events instead, the watermark column is the event time shifted by
+:data:`SHIFT` seconds and the delay is ``SHIFT`` plus the lateness: the watermark is the same,
+and no row is older than it by ``SHIFT`` while times stay below
+:data:`~connectors.spark.sources.LAST_TIME`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.times import TimeStyle
+from connectors.spark.detect import Stage
+from connectors.spark.keystate import (
+    DETECTION,
+    EVENTS,
+    LATE,
+    REJECT,
+    KeyDetector,
+    KeyState,
+    Row,
+    from_millis,
+    record,
+    timeout_millis,
+)
+from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
+from reasoner.compiler.partition import analyse
+from reasoner.errors import ReasonerError
+from reasoner.knowledge.base import Knowledge
+from reasoner.language.ast import Program, event_arities
+from reasoner.runtime.checkpoint import decode
+from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import event_order
+from reasoner.values import Time
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark import SparkContext
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.state import GroupState
+
+#: The shift of the watermark column (seconds); see the module doc.
+SHIFT = 4_500_000_000
+
+_FILES = "path string, modificationTime timestamp, length long, content binary"
+_OUTPUT = "kind string, text string, iso boolean"
+_STATE = "engine binary, pending string, arrivals long, iso boolean"
+
+#: Where each kind of output goes under ``--out`` (folder, file suffix).
+FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every Python worker needs: the stage to run per key, how to read and group."""
+
+    stage: Stage
+    fmt: str
+    lateness: Time
+    keys: Keys
+    arities: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+def make_job(
+    sc: SparkContext | None,
+    program: Program,
+    *,
+    fmt: str,
+    lateness: Time,
+    options: dict[str, Any],
+    knowledge: Knowledge | None = None,
+) -> Job:
+    """The job of a program (its partitioning found here, on the driver). ``options``: the
+    engine's (policy, tie_break); ``knowledge`` is broadcast to the executors (needs ``sc``)."""
+    from connectors.spark.replay import ship_knowledge
+
+    partitioning = analyse(program, options.get("policy", "unrestricted"))
+    keys = Keys(partitioning.keys, whole=bool(partitioning.remainder) or not partitioning.keyed)
+    shipped, version = (None, "") if sc is None else ship_knowledge(sc, knowledge)
+    return Job(
+        stage=Stage(program, tuple(sorted(options.items())), shipped, version),
+        fmt=fmt,
+        lateness=lateness,
+        keys=keys,
+        arities=tuple(
+            (name, tuple(sorted(a))) for name, a in sorted(event_arities(program).items())
+        ),
+    )
+
+
+# ---------------------------------------------------------------- on the workers
+
+
+def _parse(job: Job) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    def parse(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        import pandas as pd
+
+        arities = {name: set(a) for name, a in job.arities}
+        columns = ["key", "file", "line", "event", "reason", "iso", "end_us"]
+        for frame in frames:
+            rows = [
+                row for uri in frame["path"] for row in file_rows(uri, job.fmt, job.keys, arities)
+            ]
+            yield pd.DataFrame(rows, columns=columns)
+
+    return parse
+
+
+def _detect(
+    job: Job,
+) -> Callable[[tuple[Any, ...], Iterator[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]:
+    def detect(
+        key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
+        import pandas as pd
+
+        columns = ["kind", "text", "iso"]
+        if key[0] == REJECTS:
+            text = _rejected(frames)
+            yield pd.DataFrame({"kind": REJECT, "text": text, "iso": False}, columns=columns)
+            return
+        rows: list[Row] = [
+            (f, int(n), e, bool(i))
+            for frame in frames
+            for f, n, e, i in frame[["file", "line", "event", "iso"]].itertuples(index=False)
+        ]
+        before = KeyState.from_row(state.get) if state.exists else None
+        watermark = from_millis(state.getCurrentWatermarkMs())
+        out, after, due = KeyDetector(job.stage, job.lateness).step(before, rows, watermark)
+        state.update(after.as_row())
+        if due is not None:
+            state.setTimeoutTimestamp(timeout_millis(due))
+        yield pd.DataFrame(out, columns=columns)
+
+    return detect
+
+
+def _rejected(frames: Iterator[pd.DataFrame]) -> list[str]:
+    """Rejected lines as JSON records, in file and line order."""
+    rows = sorted(
+        (str(f), int(n), str(r))
+        for frame in frames
+        for f, n, r in frame[["file", "line", "reason"]].itertuples(index=False)
+    )
+    return [record(*row) for row in rows]
+
+
+# ---------------------------------------------------------------- on the driver
+
+
+@dataclass
+class Sink:
+    """``foreachBatch``: each micro-batch's outputs written to files named by its id."""
+
+    out: Path
+    publish: Callable[[Sequence[Event]], None]
+    counts: dict[str, int] = field(
+        default_factory=lambda: {EVENTS: 0, DETECTION: 0, LATE: 0, REJECT: 0, "batches": 0}
+    )
+
+    def __call__(self, frame: DataFrame, batch: int) -> None:
+        rows = frame.collect()
+        kinds: dict[str, list[Any]] = {DETECTION: [], LATE: [], REJECT: []}
+        for kind, text, iso in rows:
+            if kind == EVENTS:
+                self.counts[EVENTS] += int(text)
+            else:
+                kinds[kind].append((text, iso))
+        detections = {decode(json.loads(t)): iso for t, iso in kinds[DETECTION]}
+        ordered = event_order(detections)
+        lines = _jsonl(ordered, detections)
+        for kind, texts in ((DETECTION, lines), (LATE, sorted(t for t, _ in kinds[LATE]))):
+            self._write(kind, batch, texts)
+        self._write(REJECT, batch, [t for t, _ in kinds[REJECT]])
+        self.publish(ordered)
+        self.counts[DETECTION] += len(ordered)
+        self.counts[LATE] += len(kinds[LATE])
+        self.counts[REJECT] += len(kinds[REJECT])
+        self.counts["batches"] += 1
+
+    def _write(self, kind: str, batch: int, lines: list[str]) -> None:
+        """The batch's file of ``kind``, written aside and renamed (a batch run again after a
+        crash writes the same file again)."""
+        if not lines:
+            return
+        target = self.out / FOLDERS[kind] / f"batch-{batch:08d}.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=target.parent, prefix=".", delete=False
+        ) as f:
+            f.write("".join(line + "\n" for line in lines))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(f.name, target)
+
+
+def _jsonl(ordered: list[Event], iso: dict[Event, bool]) -> list[str]:
+    """The detections as ``reasoner run`` writes them (ISO-8601 times when the key's input
+    had them)."""
+    import io
+
+    style = TimeStyle()
+    buffer = io.StringIO()
+    writer = JsonLinesWriter(buffer, style)
+    for d in ordered:
+        style.iso = iso[d]
+        writer.write(d)
+    return buffer.getvalue().splitlines()
+
+
+def build_query(
+    spark: SparkSession, job: Job, source: str, *, files_per_batch: int | None = None
+) -> DataFrame:
+    """The streaming DataFrame of outputs (kind, text, iso) of ``job`` over folder ``source``
+    (``files_per_batch``: at most that many new files per micro-batch)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    reader = spark.readStream.format("binaryFile").schema(_FILES)
+    if files_per_batch is not None:
+        reader = reader.option("maxFilesPerTrigger", files_per_batch)
+    files = reader.load(source).select("path")  # (the contents are not read)
+    parsed = files.mapInPandas(_parse(job), SCHEMA)
+    delay_ms = SHIFT * 1000 + round(job.lateness * 1000)
+    timed = parsed.withColumn(
+        "time", F.timestamp_micros(F.col("end_us") + F.lit(SHIFT * 1_000_000))
+    ).withWatermark("time", f"{delay_ms} milliseconds")
+    return timed.groupBy("key").applyInPandasWithState(
+        _detect(job), _OUTPUT, _STATE, "append", GroupStateTimeout.EventTimeTimeout
+    )
+
+
+def run_stream(
+    spark: SparkSession,
+    job: Job,
+    *,
+    source: str,
+    checkpoint: str,
+    out: str,
+    trigger: dict[str, Any],
+    publish: Callable[[Sequence[Event]], None],
+    files_per_batch: int | None = None,
+    partitions: int | None = None,
+) -> dict[str, int]:
+    """Run the query until it ends (``availableNow``) or is interrupted; return the counts of
+    this run (events, detections, late, rejects, batches). ``partitions``: how many parts
+    the keys' state is spread over (Spark keeps the number of the checkpoint's first run;
+    default: the session's shuffle partitions)."""
+    if partitions is not None:
+        spark = spark.newSession()  # (its own SQL settings; the same Spark context)
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    sink = Sink(Path(out), publish)
+    query = (
+        build_query(spark, job, source, files_per_batch=files_per_batch)
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(**trigger)
+        .start()
+    )
+    from pyspark.errors import StreamingQueryException
+
+    try:
+        query.awaitTermination()
+    except StreamingQueryException as error:
+        raise ReasonerError(f"the streaming query failed: {error}") from error
+    finally:
+        if query.isActive:  # interrupted (Ctrl-C)
+            query.stop()
+    return sink.counts
+
+
+def published(out: Path) -> list[Event]:
+    """The detections earlier runs wrote under ``out`` (to publish them again)."""
+    from connectors.events.jsonl import read_jsonl
+
+    return [
+        event
+        for path in sorted((out / FOLDERS[DETECTION]).glob("batch-*.jsonl"))
+        for event in read_jsonl(path)
+    ]

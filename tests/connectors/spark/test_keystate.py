@@ -1,0 +1,158 @@
+"""One key's detection across micro-batches (no Spark: the micro-batches are simulated as
+Spark runs them) gives the single engine's detections, and reports late events exactly."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connectors.spark.detect import Stage
+from connectors.spark.keystate import (
+    DETECTION,
+    EVENTS,
+    LATE,
+    KeyDetector,
+    KeyState,
+    from_millis,
+    timeout_millis,
+)
+from connectors.spark.sources import Keys
+from reasoner.compiler.partition import analyse
+from reasoner.language.parser import parse
+from reasoner.runtime.checkpoint import decode, encode
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+
+PROGRAMS = [
+    # a window, a WHERE, a sliding aggregate over time, an absolute time point
+    "rise(S, P1, P2) <- (stock(S, P1, _V1) SEQ stock(S, P2, _V2)).10 WHERE P2 > P1.\n"
+    "avg(S, A) <- aggregate(avg(P), stock(S, P, _V), A, time(5)).\n"
+    "after(S, P) <- stock(S, P, _V) SEQ 25.\n",
+    # a negation and a rule over a derived event
+    "calm(S) <- NOT(stock(S, 9, _V))[stock(S, P1, _V1), stock(S, P2, _V2)].\n"
+    "twice(S) <- (calm(S) SEQ calm(S)).6.\n",
+]
+
+
+def simulate(
+    program: str, policy: str, batches: list[list[Event]], lateness: int
+) -> tuple[list[Event], list[dict[str, object]]]:
+    """Run the batches as Spark runs the query: the watermark is the latest end of the
+    earlier batches less the lateness (never below 0), each key with new events or a due
+    timeout is stepped, and one batch without data follows the last."""
+    parsed = parse(program)
+    partitioning = analyse(parsed, policy)
+    keys = Keys(partitioning.keys, whole=bool(partitioning.remainder))
+    detector = KeyDetector(Stage(parsed, (("policy", policy),)), lateness)
+    states: dict[str, KeyState] = {}
+    due: dict[str, object] = {}
+    watermark, latest = 0, -math.inf
+    detections: list[Event] = []
+    late: list[dict[str, object]] = []
+    for number, batch in enumerate([*batches, []]):
+        rows: dict[str, list[tuple[str, int, str, bool]]] = {}
+        for line, event in enumerate(batch, 1):
+            row = (f"batch{number}", line, json.dumps(encode(event)), False)
+            rows.setdefault(keys.key(event), []).append(row)
+        called = set(rows) | {k for k, t in due.items() if t is not None and t <= watermark}
+        for key in sorted(called):
+            out, states[key], due[key] = detector.step(
+                states.get(key), rows.get(key, []), watermark
+            )
+            detections += [decode(json.loads(text)) for kind, text, _ in out if kind == DETECTION]
+            late += [json.loads(text) for kind, text, _ in out if kind == LATE]
+        if batch:
+            latest = max(latest, *(e.end for e in batch))
+            watermark = max(watermark, latest - lateness)
+    return detections, late
+
+
+times = st.integers(0, 40)
+
+
+@st.composite
+def batched_streams(draw: st.DrawFn) -> list[list[Event]]:
+    """Batches each ordered by time (a batch may go back before the previous one's end)."""
+    batches = []
+    for _ in range(draw(st.integers(1, 4))):
+        events = draw(
+            st.lists(
+                st.builds(
+                    lambda k, p, t: Event("stock", (k, p, 1), t, t),
+                    st.sampled_from("AB"),
+                    st.integers(1, 9),
+                    times,
+                ),
+                max_size=12,
+            )
+        )
+        batches.append(sorted(events, key=lambda e: e.end))
+    return batches
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    program=st.sampled_from(PROGRAMS),
+    policy=st.sampled_from(["unrestricted", "recent", "chronological"]),
+    batches=batched_streams(),
+    lateness=st.integers(0, 3),
+)
+def test_micro_batches_give_the_single_engines_detections(
+    program: str, policy: str, batches: list[list[Event]], lateness: int
+) -> None:
+    # A trailing event far ahead moves the watermark past everything, as the end of the
+    # single engine's stream (its flush) does.
+    tail = Event("tick", (), 100, 100)
+    batches = [*batches[:-1], [*batches[-1], tail]]
+    detections, late = simulate(program, policy, batches, lateness)
+    # Independently: late are the events ending before the watermark of their batch.
+    expected_late, accepted, latest = [], [], -math.inf
+    for number, batch in enumerate(batches):
+        watermark = max(0, latest - lateness)
+        for line, event in enumerate(batch, 1):
+            if event.end < watermark:
+                reason = (
+                    f"late: ends at {event.end}, before the watermark {watermark} (the latest "
+                    f"end of earlier micro-batches less the lateness {lateness})"
+                )
+                expected_late.append({"file": f"batch{number}", "line": line, "reason": reason})
+            else:
+                accepted.append(event)
+        latest = max(latest, *(e.end for e in batch)) if batch else latest
+    assert sorted(late, key=repr) == sorted(expected_late, key=repr)
+    engine = Engine(program, policy=policy, lateness=lateness)
+    expected = list(engine.run(accepted))
+    assert sorted(detections, key=repr) == sorted(expected, key=repr)
+
+
+def test_a_key_is_called_again_at_its_next_waiting_event_or_timer() -> None:
+    detector = KeyDetector(Stage(parse(PROGRAMS[0]), ()), 2)
+    rows = [("f", 1, json.dumps(encode(Event("stock", ("A", 3, 1), 4, 4))), False)]
+    out, state, due = detector.step(None, rows, 0)
+    assert out == [(EVENTS, "1", False)]
+    assert due == 4  # the event waits for the watermark
+    out, state, due = detector.step(state, [], 4)
+    # released: an average at 4, then the next thing to do is the time point 25 (and the
+    # average's window closing at 4 + 5 comes first)
+    assert [decode(json.loads(t)) for k, t, _ in out if k == DETECTION] == [
+        Event("avg", ("A", 3), 4, 4)
+    ]
+    assert due == 9
+    assert state.pending == []
+
+
+@pytest.mark.parametrize(
+    ("ms", "time", "timeout"),
+    [(5000, 5, 4999), (2500, Fraction(5, 2), 2499), (0, 0, -1)],
+)
+def test_watermark_and_timeout_conversions(ms: int, time: object, timeout: int) -> None:
+    assert from_millis(ms) == time
+    assert type(from_millis(ms)) is type(time)
+    # Spark calls a key when the watermark passes its timeout: at the watermark ms.
+    assert timeout_millis(time) == timeout
+    assert timeout < ms or ms == 0

@@ -1,0 +1,194 @@
+"""``reasoner spark stream``: a Structured Streaming query on local Spark gives the
+detections of one ``reasoner run`` over all its files, writes late events and rejected lines
+aside with their file and line, and loses or doubles nothing when restarted after a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connectors.cli import main
+from connectors.spark.stream import Job, Sink, build_query, make_job, run_stream
+from reasoner.language.parser import parse
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+RULES = (
+    "rise(S, P1, P2) <- (stock(S, P1, _V1) SEQ stock(S, P2, _V2)).10 WHERE P2 > P1.\n"
+    "avg(S, A) <- aggregate(avg(P), stock(S, P, _V), A, time(5)).\n"
+    "after(S, P) <- stock(S, P, _V) SEQ 25.\n"
+)
+PRICES = [3, 5, 2, 8, 4, 7, 1, 9, 6]
+
+
+def _lines(start: int, stop: int) -> list[str]:
+    """Quotes of A, B and C at times start..stop-1 (a fixed, irregular pattern)."""
+    out = []
+    for t in range(start, stop):
+        for i, company in enumerate("ABC"):
+            if (t + i) % 3 != 1:
+                price = PRICES[(t * 7 + i * 5) % len(PRICES)]
+                out.append(json.dumps({"name": "stock", "args": [company, price, 1], "time": t}))
+    return out
+
+
+def _put(folder: Path, name: str, lines: list[str]) -> Path:
+    """A file arriving in the source folder (written aside, then renamed in)."""
+    aside = folder.parent / f".{name}"
+    aside.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    target = folder / name
+    os.replace(aside, target)
+    return target
+
+
+def _reasoner_run(tmp_path: Path, rules: Path, files: list[Path], lateness: int) -> list[str]:
+    out = tmp_path / "run.jsonl"
+    argv = ["run", str(rules), "--lateness", str(lateness), "--output", str(out)]
+    for f in files:
+        argv += ["--events", str(f)]
+    assert main(argv) == 0
+    return sorted(out.read_text(encoding="utf-8").splitlines())
+
+
+def _outputs(out: Path, folder: str) -> list[str]:
+    return [
+        line
+        for path in sorted((out / folder).glob("batch-*"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def _job(lateness: int) -> Job:
+    return make_job(None, parse(RULES), fmt="jsonl", lateness=lateness, options={})
+
+
+def _stream(
+    spark: SparkSession, source: Path, base: Path, lateness: int, **options: Any
+) -> dict[str, int]:
+    """One run of the query (available-now) on ``base``'s checkpoint, writing to base/out."""
+    return run_stream(
+        spark,
+        _job(lateness),
+        source=str(source),
+        checkpoint=str(base / "checkpoint"),
+        out=str(base / "out"),
+        trigger={"availableNow": True},
+        publish=lambda detections: None,
+        partitions=2,
+        **options,
+    )
+
+
+def test_files_added_in_batches_give_one_runs_detections_and_late_and_bad_lines_aside(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    rules = tmp_path / "rules.event"
+    rules.write_text(RULES, encoding="utf-8")
+    first = _put(source, "a.jsonl", _lines(0, 12))
+    counts = _stream(spark, source, tmp_path, 2)
+    assert counts["events"] == 24
+    # the second run: a file going on in time, and one with a late event and bad lines
+    second = _put(source, "b.jsonl", _lines(12, 20))
+    bad = [
+        json.dumps({"name": "stock", "args": ["A", 9, 1], "time": 8}),  # before 11 - 2
+        "{not json",
+        json.dumps({"name": "stock", "args": ["A"], "time": 30}),
+    ]
+    _put(source, "c.jsonl", bad)
+    counts = _stream(spark, source, tmp_path, 2)
+    assert (counts["late"], counts["reject"]) == (1, 2)
+    # the third: more, and a tick far ahead, so that the watermark passes every event
+    tick = json.dumps({"name": "tick", "args": [], "time": 100})
+    third = _put(source, "d.jsonl", [*_lines(20, 30), tick])
+    _stream(spark, source, tmp_path, 2)
+
+    out = tmp_path / "out"
+    expected = _reasoner_run(tmp_path, rules, [first, second, third], 2)
+    assert sorted(_outputs(out, "detections")) == expected
+    assert len(expected) == 307  # (guards against both sides being empty)
+    c = source / "c.jsonl"
+    assert [json.loads(line) for line in _outputs(out, "late")] == [
+        {
+            "file": str(c),
+            "line": 1,
+            "reason": "late: ends at 8, before the watermark 9 (the latest end of earlier "
+            "micro-batches less the lateness 2)",
+        }
+    ]
+    assert [json.loads(line) for line in _outputs(out, "rejects")] == [
+        {
+            "file": str(c),
+            "line": 2,
+            "reason": "bad JSON: Expecting property name enclosed in double quotes: line 1 "
+            "column 2 (char 1)",
+        },
+        {"file": str(c), "line": 3, "reason": "stock takes 3 argument(s), not 1"},
+    ]
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    for i, (start, stop) in enumerate([(0, 10), (10, 18), (18, 30)]):
+        _put(source, f"{i}.jsonl", _lines(start, stop))
+    whole, crashed = tmp_path / "whole", tmp_path / "crashed"
+    _stream(spark, source, whole, 1, files_per_batch=1)  # uninterrupted
+
+    sink = Sink(crashed / "out", lambda detections: None)
+
+    def crash_after_writing(frame: DataFrame, batch: int) -> None:
+        sink(frame, batch)
+        if batch == 1:  # written, but Spark has not recorded the batch as done
+            raise _Crash
+
+    session = spark.newSession()
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    query = (
+        build_query(session, _job(1), str(source), files_per_batch=1)
+        .writeStream.foreachBatch(crash_after_writing)
+        .option("checkpointLocation", str(crashed / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(Exception, match="_Crash"):
+        query.awaitTermination()
+    assert sorted(p.name for p in (crashed / "out" / "detections").iterdir()) == [
+        "batch-00000000.jsonl",
+        "batch-00000001.jsonl",
+    ]
+    _stream(spark, source, crashed, 1, files_per_batch=1)  # restarted from the checkpoint
+
+    for folder in ("detections",):
+        names = sorted(p.name for p in (whole / "out" / folder).iterdir())
+        assert names == sorted(p.name for p in (crashed / "out" / folder).iterdir())
+        for name in names:
+            assert (crashed / "out" / folder / name).read_bytes() == (
+                whole / "out" / folder / name
+            ).read_bytes()
+    assert len(_outputs(whole / "out", "detections")) > 100
+
+
+def test_a_rule_error_is_reported_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "bad.event"
+    rules.write_text("a(X) <- b(X) SEQ.\n", encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    argv = ["spark", "stream", str(rules), "--source", str(tmp_path / "in")]
+    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 1
+    assert f"{rules}:1:" in capsys.readouterr().err
+    assert not (tmp_path / "ck").exists()
