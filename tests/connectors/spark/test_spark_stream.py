@@ -143,7 +143,8 @@ def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
     source = tmp_path / "source"
     source.mkdir()
     for i, (start, stop) in enumerate([(0, 10), (10, 18), (18, 30)]):
-        _put(source, f"{i}.jsonl", _lines(start, stop))
+        path = _put(source, f"{i}.jsonl", _lines(start, stop))
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # the order Spark takes them
     whole, crashed = tmp_path / "whole", tmp_path / "crashed"
     _stream(spark, source, whole, 1, files_per_batch=1)  # uninterrupted
 
