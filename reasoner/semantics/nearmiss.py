@@ -167,6 +167,10 @@ class _Relaxed:
 
 @dataclass
 class Context:
+    """What every inquiry of one answer shares: the world (accepted inputs and the engine's
+    detections), the knowledge, the run's policy and detections, the inputs it refused, how
+    times are written, and the goals compiled so far."""
+
     world: TracedWorld
     kb: Knowledge
     prefixes: Mapping[str, str]
@@ -178,6 +182,7 @@ class Context:
     goals: dict[Term, Goal] = field(default_factory=dict)
 
     def goal(self, term: Term) -> Goal:
+        """``term`` compiled (once) and checked against the knowledge."""
         if term not in self.goals:
             goal = compile_goal(term, self.prefixes)
             goal.check(self.kb)
@@ -211,6 +216,7 @@ class Inquiry:
         self.needed = sum(1 for p in positive(self.body) if isinstance(p, EventAtom))
 
     def near_misses(self) -> list[NearMiss]:
+        """Every near miss of the rule, unranked (:func:`ranked` orders them)."""
         found = list(self._rejected())
         missing = [p for p in positive(self.body) if isinstance(p, EventAtom) and not self._some(p)]
         if missing:
@@ -238,9 +244,10 @@ class Inquiry:
         finally:
             world.renames = {}
         for env, s, e in matches:
-            reasons = [judge(env) for judge in relaxed.judges]
-            if all(r is not None for r in reasons):
-                yield self._miss(env, s, e, *reasons)  # type: ignore[arg-type]
+            judged = [judge(env) for judge in relaxed.judges]
+            reasons = [r for r in judged if r is not None]
+            if len(reasons) == len(judged):
+                yield self._miss(env, s, e, *reasons)
 
     # -- matching
 
