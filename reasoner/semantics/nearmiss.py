@@ -293,6 +293,7 @@ class Inquiry:
         same = sorted(context.world.by_name.get((atom.name, len(atom.args)), ()), key=_end)
         text = f"no event matches {show(atom)}"
         details: dict[str, Any] = {"event": show(atom)}
+        derived = any(r.head.name == atom.name for r in context.program.event_rules)
         if same:
             text += f": the '{atom.name}' events ({len(same)}) have other arguments "
             text += f"(the last: {event_text(same[-1], context.time)})"
@@ -308,16 +309,16 @@ class Inquiry:
                 text += f": '{atom.name}' events have {counts} arguments"
             elif refused:
                 text += f": those of the input were rejected, the first at {refused[0]}"
-            elif any(r.head.name == atom.name for r in context.program.event_rules):
+            elif derived:
                 text += ": no rule deriving it fired"
-                why = self._deeper(atom)
-                if why is not None:
-                    seen = ", ".join(event_text(e, context.time) for e in why.events)
-                    text += f" (why not {show(atom)}: {seen + ': ' if seen else ''}"
-                    text += f"{why.reason.message})"
-                    details["why"] = reason_json(why.reason)
             else:
                 text += ": the input has none"
+        why = self._deeper(atom) if derived else None
+        if why is not None:
+            seen = ", ".join(event_text(e, context.time) for e in why.events)
+            text += f" (why not {show(atom)}: {seen + ': ' if seen else ''}"
+            text += f"{'; and '.join(r.message for r in why.reasons)})"
+            details["why"] = [reason_json(r) for r in why.reasons]
         reason = Reason("missing", text, details)
         rest = without(self.body, atom)
         matched = [] if rest is None else self._matches(rest, partial=True)

@@ -191,6 +191,18 @@ def test_consumed_under_recent_by_which_detection() -> None:
     )
 
 
+def test_consumed_in_a_rule_below_the_expected_one() -> None:
+    rules = "d(X, Y) <- a(X) SEQ b(Y).\nc(X, Y) <- d(X, Y) SEQ e."
+    events = [E("a", (1,), 1), E("b", (5,), 3), E("b", (6,), 4), E("e", (), 7)]
+    _, message, matched = first(answer(rules, events, "c(1, 6)", policy="chronological"))
+    assert message == (
+        "no event matches d(1, 6): the 'd' events (1) have other arguments (the last: "
+        "d(1, 5)@[1, 3]) (why not d(1, 6): a(1)@1, b(6)@4: under the chronological policy, "
+        "a(1)@1 went to the detection d(1, 5)@[1, 3] instead)"
+    )
+    assert matched == ["e[]@7-7"]
+
+
 def test_rule_policy_property_names_its_policy() -> None:
     rules = "r([property(consumption_policy, chronological)]) 'rule:' c(X, Y) <- a(X) SEQ b(Y)."
     events = [E("a", (1,), 1), E("b", (5,), 3), E("b", (6,), 4)]
