@@ -63,7 +63,7 @@ __all__ = ["KINDS", "Answer", "NearMiss", "Reason", "Rejection", "parse_expected
 class Answer:
     """The answer of :func:`why_not`: the detections that fit the expectation (it fired), else
     the closest near misses (best first) and notes (no rule derives it, it occurred outside the
-    time range, skipped input lines)."""
+    time range or with other arguments, skipped input lines)."""
 
     expected: EventAtom
     between: tuple[Time, Time] | None
@@ -205,6 +205,11 @@ def why_not(
     notes = [_skipped(r) for r in refused if r.event is None]
     if fits:
         notes.insert(0, _outside(fits, time))
+    others = [d for d in detections if d.name == expected.name and d not in fits]
+    if others:
+        text = f"'{expected.name}' occurred with other arguments: {event_text(others[0], time)}"
+        text += f" and {len(others) - 1} more" if len(others) > 1 else ""
+        notes.insert(0, Reason("other", text, {"detections": [event_json(e) for e in others]}))
     rules = [
         r
         for r in program.event_rules

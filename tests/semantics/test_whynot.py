@@ -45,6 +45,18 @@ def test_the_expected_detection_occurred() -> None:
     assert found.render() == "c(1) occurred:\n  c(1)@[1, 4]\n"
 
 
+@pytest.mark.parametrize(
+    ("expect", "fired"),
+    [("c(_, 5)", True), ("c(1)", True), ("c(X, X)", False), ("c(1, 6)", False), ("c(Y, 5)", True)],
+)
+def test_arguments_partly_given_or_variables(expect: str, fired: bool) -> None:
+    found = answer("c(X, Y) <- a(X) SEQ b(Y).", [E("a", (1,), 1), E("b", (5,), 4)], expect)
+    assert found.fired == fired
+    assert found.detections == ((Event("c", (1, 5), 1, 4),) if fired else ())
+    if not fired:
+        assert found.notes[0].message == "'c' occurred with other arguments: c(1, 5)@[1, 4]"
+
+
 def test_outside_the_time_range_is_a_note() -> None:
     found = answer("c <- a SEQ b.", [E("a", (), 1), E("b", (), 4)], "c", between=(5, 9))
     assert not found.fired
@@ -266,7 +278,8 @@ def test_no_rule_derives_the_expected_event() -> None:
 def test_expected_with_more_arguments_than_any_rule_gives() -> None:
     found = answer("c(X) <- a(X).", [E("a", (1,), 1)], "c(1, 2)")
     assert [n.message for n in found.notes] == [
-        "no rule derives 'c' with 2 arguments (its rules give 1)"
+        "no rule derives 'c' with 2 arguments (its rules give 1)",
+        "'c' occurred with other arguments: c(1)@1",
     ]
 
 

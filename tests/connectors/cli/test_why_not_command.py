@@ -50,6 +50,7 @@ def test_not_detected_names_what_stopped_it(
         f"2. c(X) <- ... ({rules}:1:1): 2 of 2 events matched\n"
         "   a(1)@1, b(1)@9\n"
         "   stopped: the window of 5 was exceeded: it lasted 8, 3 too long\n"
+        "note: 'c' occurred with other arguments: c(2)@[10, 12]\n"
         f"note: input line skipped, its event unknown: {events}:3: bad JSON: Expecting value: "
         "line 1 column 1 (char 0)\n"
     )
@@ -76,7 +77,8 @@ def test_json_output(files: tuple[str, str], capsys: pytest.CaptureFixture[str])
     found = json.loads(capsys.readouterr().out)
     assert [[r["kind"] for r in m["reasons"]] for m in found["near_misses"]] == [["rejected"]]
     assert found["near_misses"][0]["reasons"][0]["where"] == f"{events}:4"
-    assert found["notes"][0]["where"] == f"{events}:3"
+    assert [n["kind"] for n in found["notes"]] == ["other", "rejected"]
+    assert found["notes"][1]["where"] == f"{events}:3"
 
 
 def test_iso_times_in_and_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
