@@ -37,8 +37,11 @@ SHELL = {
     ("explain.md", "cat > door.event <<'EOF'"): [
         'intrusion("yard") occurred:\n  intrusion("yard")@[300, 330]\n',
         'stopped: NOT(badge("lab")) is violated: badge("lab")@10 happened between its bounds\n'
+        "note: 'intrusion' occurred with other arguments: intrusion(\"yard\")@[300, 330]\n"
         "exit status 5\n",
-        "stopped: the window of 60 was exceeded: it lasted 100, 40 too long\nexit status 5\n",
+        "stopped: the window of 60 was exceeded: it lasted 100, 40 too long\n"
+        "note: 'intrusion' occurred with other arguments: intrusion(\"yard\")@[300, 330]\n"
+        "exit status 5\n",
     ],
     (
         "explain.md",
