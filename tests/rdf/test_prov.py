@@ -97,3 +97,20 @@ def test_facts_name_their_graph_and_inferences_down_to_asserted_ones(tmp_path: P
         "?f rdf:predicate ?p ; prov:wasGeneratedBy ?i . ?i prov:used ?u . ?u rdf:predicate ?q",
     )
     assert {(row[1], row[3]) for row in premises} == {(sort, kind), (sort, sub)}
+
+
+def test_the_endpoint_publishes_the_derivation_in_its_detections_graph(tmp_path: Path) -> None:
+    from reasoner.rdf.detections import DETECTIONS_GRAPH
+    from reasoner.server import EndpointConfig, SparqlServer
+
+    _, twice = _store(tmp_path)
+    store = Store()
+    SparqlServer(store, EndpointConfig(port=0)).publish_detections([twice], dates=False)
+    rows = _select(
+        store,
+        "?rule",
+        f"GRAPH <{DETECTIONS_GRAPH}> {{ <{detection_iri(twice)}> prov:wasGeneratedBy ?a . "
+        "?a prov:used ?w . ?w prov:wasGeneratedBy ?b . ?b prov:used ?f . "
+        "?f prov:wasGeneratedBy ?i . ?i r:rule ?rule }",
+    )
+    assert rows == {("rdfs7",)}
