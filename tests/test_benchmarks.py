@@ -148,3 +148,10 @@ def test_explain_benchmark_detects_the_same_in_every_mode(tmp_path: Path) -> Non
     for row in rows:
         assert row["detections"]["warning"] == warnings
         assert row["detections"] == rows[0]["detections"]
+
+
+def test_dynamic_rules_benchmark_detects_the_same_after_changes(tmp_path: Path) -> None:
+    (row,) = _quick("bench_dynamic_rules", tmp_path)
+    assert row["rules"] == 20
+    # one c<i> per a<i>(j), b<i>(j) pair of the 500, with or without the rules changed around
+    assert (row["detections_unchanged"], row["detections_after_changes"]) == (500, 500)

@@ -223,9 +223,16 @@ def check_program(program: Program) -> Program:
     >>> check_program(parse("c(X) <- a(X).")).event_rules[0].head.name
     'c'
     """
-    diagnostics = check(program)
-    errors = [d for d in diagnostics if d.severity == "error"]
-    if errors:
+    # Only these passes find errors; the warnings (whose typo search is quadratic in the
+    # event names) are computed only to go with errors.
+    problems = [
+        *(p for rule in program.event_rules for p in _rule_problems(rule)),
+        *(p for mapping in program.rdf_events for p in _rdf_event_problems(mapping)),
+        *_recursion_problems(program),
+    ]
+    if any(severity == "error" for _, _, severity in problems):
+        diagnostics = check(program)
+        errors = [d for d in diagnostics if d.severity == "error"]
         raise RuleCompileError(errors + [d for d in diagnostics if d.severity != "error"])
     return program
 

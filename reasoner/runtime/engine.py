@@ -244,9 +244,11 @@ class Engine:
         doomed = {id(rule) for rule in selected}
         removed: dict[int, EventRule] = {}
         kept = []
+        changed = set()  # the nodes whose parents change
         for out, head, rule in zip(self._outputs, self._heads, self._rules, strict=True):
             if id(rule) in doomed:
                 self._nodes[out.input].disconnect(head)
+                changed.add(out.input)
                 removed[id(rule)] = rule
             else:
                 kept.append((out, head, rule))
@@ -254,20 +256,15 @@ class Engine:
         self._heads = [head for _, head, _ in kept]
         self._rules = [rule for _, _, rule in kept]
         self.program = Program(tuple(s for s in self.program.statements if id(s) not in doomed))
-        self._drop_unused()
-        self._rewire()
+        changed |= self._drop_unused()
+        self._rewire(changed)
         return tuple(removed.values())
 
-    def _drop_unused(self) -> None:
+    def _drop_unused(self) -> set[int]:
         """Disconnect the nodes no rule uses any more, and cancel their timers; each is
-        replaced by an inert node (node ids stay: generated code and snapshots use them)."""
-        used: set[int] = set()
-        todo = [out.input for out in self._outputs]
-        while todo:
-            node_id = todo.pop()
-            if node_id not in used:
-                used.add(node_id)
-                todo.extend(self._specs[node_id].inputs)
+        replaced by an inert node (node ids stay: generated code and snapshots use them).
+        Returns their ids."""
+        used = self._subtree(out.input for out in self._outputs)
         dropped = set(range(len(self._nodes))) - used - self._removed
         for node_id in sorted(dropped):
             spec, node = self._specs[node_id], self._nodes[node_id]
@@ -280,6 +277,7 @@ class Engine:
         timers = self._runtime.timers
         timers[:] = [t for t in timers if _timer_node(t[2]) not in dropped]
         heapq.heapify(timers)
+        return dropped
 
     def options(self) -> dict[str, Any]:
         """The options the engine was built with (what a snapshot must agree on)."""
@@ -338,11 +336,12 @@ class Engine:
             self._outputs.append(out)
             self._heads.append(head)
             self._rules.append(rules[out.rule - first_rule])
-        self._rewire()
+        self._rewire(spec.id for spec in network.nodes)
 
-    def _rewire(self) -> None:
+    def _rewire(self, changed: Iterable[int]) -> None:
         """Rebuild what is derived from the nodes in use and their connections: the event
-        types known, the fused dispatchers, what sweeps visit and how often."""
+        types known, the fused dispatchers (of the event types whose sources are below the
+        ``changed`` nodes), what sweeps visit and how often."""
         self._producers = {}
         self._arity = {}
         for out in self._outputs:
@@ -353,15 +352,22 @@ class Engine:
         # The nodes that hold something (the others pass occurrences on): what a sweep visits.
         self._keepers = [i for i, node in enumerate(self._nodes) if node.holds]
         for (name, arity), sources in self._source_nodes.items():
-            # One function per event type, the network above its sources fused into it
-            # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
-            fused = [inline(dispatcher(sources), f"{name}/{arity}")] if sources else []
-            self._receivers(name, arity)[:] = fused
             if sources:
                 self._arity.setdefault(name, set()).add(arity)
+        for name, arity in self._sources_below(changed):
+            # One function per event type, the network above its sources fused into it
+            # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
+            sources = self._source_nodes.get((name, arity), [])
+            fused = [inline(dispatcher(sources), f"{name}/{arity}")] if sources else []
+            self._receivers(name, arity)[:] = fused
         windows = [node.horizon for node in self._nodes if node.horizon is not None]
         # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
         self._sweep_every = min(windows) / 2 if windows else math.inf
+
+    def _sources_below(self, nodes: Iterable[int]) -> set[tuple[str, int]]:
+        """The event types of the sources at or below ``nodes`` (whose dispatchers fuse them)."""
+        specs = (self._specs[i] for i in self._subtree(nodes))
+        return {(s.name, len(s.args)) for s in specs if isinstance(s, Source)}
 
     def _node(self, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
         """The run-time node of one network node (not yet connected)."""
@@ -784,7 +790,7 @@ class Engine:
         report = []
         for out in self._outputs:
             waiting = {}
-            for node_id in self._subtree(out.input):
+            for node_id in sorted(self._subtree([out.input])):
                 count = self._nodes[node_id].stored()
                 if count:
                     waiting[f"n{node_id}"] = count
@@ -793,15 +799,16 @@ class Engine:
             )
         return report
 
-    def _subtree(self, root: int) -> list[int]:
+    def _subtree(self, roots: Iterable[int]) -> set[int]:
+        """The nodes at or below ``roots``."""
         seen: set[int] = set()
-        todo = [root]
+        todo = list(roots)
         while todo:
             node_id = todo.pop()
             if node_id not in seen:
                 seen.add(node_id)
                 todo.extend(self._specs[node_id].inputs)
-        return sorted(seen)
+        return seen
 
 
 def select_rules(rules: Sequence[EventRule], which: str | EventRule) -> list[EventRule]:
