@@ -194,13 +194,7 @@ def check(
     ["unbound variable 'Y' in the rule head"]
     """
     lines = program.source.splitlines() if program.source else []
-    out: list[tuple[str, Span | None, str]] = []
-    for rule in program.event_rules:
-        out.extend(_rule_problems(rule))
-    out.extend(_prolog_problems(program))
-    for mapping in program.rdf_events:
-        out.extend(_rdf_event_problems(mapping))
-    out.extend(_recursion_problems(program))
+    out = _problems(program)
     out.extend(_arity_warnings(program))
     out.extend(_property_warnings(program))
     out.extend(never_fires(program, unread_heads, others))
@@ -223,14 +217,9 @@ def check_program(program: Program) -> Program:
     >>> check_program(parse("c(X) <- a(X).")).event_rules[0].head.name
     'c'
     """
-    # Only these passes find errors; the warnings (whose typo search is quadratic in the
-    # event names) are computed only to go with errors.
-    problems = [
-        *(p for rule in program.event_rules for p in _rule_problems(rule)),
-        *(p for mapping in program.rdf_events for p in _rdf_event_problems(mapping)),
-        *_recursion_problems(program),
-    ]
-    if any(severity == "error" for _, _, severity in problems):
+    # The other passes only warn (the typo search is quadratic in the event names): they run
+    # only to go with errors.
+    if any(severity == "error" for _, _, severity in _problems(program)):
         diagnostics = check(program)
         errors = [d for d in diagnostics if d.severity == "error"]
         raise RuleCompileError(errors + [d for d in diagnostics if d.severity != "error"])
@@ -240,6 +229,18 @@ def check_program(program: Program) -> Program:
 # ----------------------------------------------------------------------------- per rule
 
 _Problem = tuple[str, Span | None, str]
+
+
+def _problems(program: Program) -> list[_Problem]:
+    """What the passes that can find errors find (warnings too)."""
+    out: list[_Problem] = []
+    for rule in program.event_rules:
+        out.extend(_rule_problems(rule))
+    out.extend(_prolog_problems(program))
+    for mapping in program.rdf_events:
+        out.extend(_rdf_event_problems(mapping))
+    out.extend(_recursion_problems(program))
+    return out
 
 
 #: ETALIS's timer heads, ``exceptionAlarm(Event, Seconds) <- p``: not supported (they would
