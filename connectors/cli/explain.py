@@ -104,6 +104,23 @@ def _lines(path: str) -> Iterator[tuple[int, str]]:
             stream.close()
 
 
+def _here(at: str) -> str:
+    """A ``file:line[:column]`` (or an entailment rule's name) with the file relative to the
+    current folder when it lies under it.
+
+    >>> _here(f"{Path.cwd() / 'rules' / 'a.event'}:3:1"), _here("rdfs9"), _here("/elsewhere/b:2")
+    ('rules/a.event:3:1', 'rdfs9', '/elsewhere/b:2')
+    """
+    file, sep, rest = at.partition(":")
+    path = Path(file)
+    if not sep or not path.is_absolute():
+        return at
+    try:
+        return f"{path.relative_to(Path.cwd())}:{rest}"
+    except ValueError:
+        return at
+
+
 class _Printer:
     """Writes trees with box-drawing branches."""
 
@@ -122,7 +139,7 @@ class _Printer:
         """The children of a derived event: its rule, inputs and goals."""
         rule = why["rule"]
         label = f" '{rule['label']}'" if rule.get("label") else ""
-        text = f"by rule{label} {rule['head']}  {rule['at']}"
+        text = f"by rule{label} {rule['head']}  {_here(rule['at'])}"
         items: list[tuple[str, list[Any]]] = [(text, self.source(rule["at"]))]
         for step in why["from"]:
             if "rule" in step:
@@ -131,7 +148,7 @@ class _Printer:
                 items.append(("input " + self.event(step["event"]), []))
         for goal in why["where"]:
             facts = [self.fact(f) for f in goal["facts"]]
-            at = f"  {goal['at']}" if goal.get("at") else ""
+            at = f"  {_here(goal['at'])}" if goal.get("at") else ""
             values = ", ".join(f"{k} = {self.value(v)}" for k, v in goal.get("values", {}).items())
             items.append((f"where {goal['goal']}{at}{f'  with {values}' if values else ''}", facts))
         return items
@@ -143,7 +160,8 @@ class _Printer:
             text = f"{self.name(fact['fact'])}({', '.join(self.value(v) for v in fact['args'])})"
         how = fact["graph"]
         if "rule" in fact:
-            how += f" by {fact['rule']}" if fact["graph"] == "inferred" else f" at {fact['rule']}"
+            where = _here(fact["rule"])
+            how += f" by {where}" if fact["graph"] == "inferred" else f" at {where}"
         if "text" in fact:
             how += f": {fact['text']}"
         return f"{text}  [{how}]", [self.fact(f) for f in fact.get("from", ())]
