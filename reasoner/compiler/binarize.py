@@ -100,6 +100,16 @@ def conjunction(parts: list[Term]) -> Term:
     return term
 
 
+def reads_interval(condition: Term) -> bool:
+    """Whether a condition calls ETALIS's ``t1/1`` or ``t2/1`` (the occurrence's interval)."""
+    match condition:
+        case Compound("t1" | "t2", (_,)):
+            return True
+        case Compound(_, args):
+            return any(reads_interval(a) for a in args if isinstance(a, Compound))
+    return False
+
+
 def binding_condition(inner: Pattern, condition: Term) -> Multiply | None:
     """``inner WHERE condition`` as EVENT_MULTIPLY when the condition binds a variable the
     pattern does not (one occurrence per solution), else None. The conjuncts that only test
@@ -203,6 +213,9 @@ class Binarizer:
         self, p: Pattern, conds: tuple[Term, ...], window: Time | None, ctx: Context
     ) -> tuple[int, tuple[str, ...]]:
         match p:
+            case Where(inner, condition) if reads_interval(condition):
+                # t1/t2 read the occurrence's interval, which the Expand node gives goals.
+                return self._pattern(Multiply(inner, condition), conds, window, ctx)
             case Where(inner, condition):
                 binding = binding_condition(inner, condition)
                 if binding is not None:

@@ -432,6 +432,18 @@ def _choose(name: str, pick: Callable[[Number, Number], Number]) -> Relation:
     return solve
 
 
+def _minus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
+    """ETALIS's ``datime_minus_datime(T2, T1, D)``: D = T2 - T1 in seconds (times are numbers)."""
+    t2, t1, difference = pattern
+    if not is_number(t2) or not is_number(t1):
+        if t2 is None or t1 is None:
+            raise EvaluationError("datime_minus_datime/3 needs its first two arguments bound")
+        return
+    value = t2 - t1  # type: ignore[operator]
+    if difference is None or difference == value:
+        yield (t2, t1, value)
+
+
 #: Relational built-ins by ``(name, arity)``, called like ``Knowledge.solve``.
 RELATIONS: dict[tuple[str, int], Relation] = {
     ("atom_length", 2): _length("atom_length"),
@@ -449,4 +461,5 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("getDistance", 5): _geo_distance,
     ("min", 3): _choose("min", min),
     ("max", 3): _choose("max", max),
+    ("datime_minus_datime", 3): _minus,
 }

@@ -55,6 +55,9 @@ from reasoner.values import IRI, Struct, Value
 from reasoner.vocab import OWL, RDF, RDFS, XSD
 
 Env = dict[str, Value]
+#: Where a condition on a pattern finds the occurrence's interval (``t1/1``, ``t2/1``): keys
+#: no variable name can take.
+INTERVAL = {"t1": "$start", "t2": "$end"}
 Solver = Callable[[Env, Knowledge], Iterator[Env]]
 Tester = Callable[[Env, Knowledge], bool]
 Expression = Callable[[Env], Value]
@@ -300,6 +303,8 @@ class _Compiler:
                 return self.if_then_else(self.goal(c), self.goal(t), _FAIL)
             case Compound("do", (action,)):
                 return self.action(action)
+            case Compound("t1" | "t2" as which, (target,)):
+                return self.interval(INTERVAL[which], target)
             case Compound("\\+" | "not", (g,)):
                 inner = self.goal(g).test
                 return _test_node(lambda env, kb: not inner(env, kb))
@@ -318,6 +323,25 @@ class _Compiler:
                 return self.call(name, args, term)
             case _:
                 raise self.error(f"not a callable goal: {_describe(term)}", term)
+
+    def interval(self, key: str, target: Term) -> _Node:
+        """ETALIS's ``t1(T)`` / ``t2(T)``: the start / end of the occurrence the condition is
+        on (put in the environment under ``key`` by the node that runs it)."""
+        bind, get = self.arg(target).bind, self.arg(target).get
+
+        def solve(env: Env, kb: Knowledge) -> Iterator[Env]:
+            if key not in env:
+                raise EngineError("t1/1 and t2/1 are only known in a condition on a pattern")
+            current = get(env)
+            if current is not None:
+                if current == env[key]:
+                    yield env
+                return
+            new = dict(env)
+            if bind(env[key], new):
+                yield new
+
+        return _solve_node(solve)
 
     def action(self, term: Term) -> _Node:
         """``do(Action)``: run the action (a conjunction runs its parts in order), succeed once."""

@@ -733,6 +733,7 @@ class ExpandNode(Node):
         self._outputs = tuple(outputs)
 
     def receive(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        env = dict(zip(self._inputs, v, strict=True))
+        env: dict[str, Any] = dict(zip(self._inputs, v, strict=True))
+        env["$start"], env["$end"] = s, e  # for t1/1 and t2/1 (no variable has such a name)
         for solution in list(self._goal.solutions(env, self.runtime.knowledge)):
             self.emit(tuple(solution[n] for n in self._outputs), s, e, w)

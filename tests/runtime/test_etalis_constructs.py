@@ -141,3 +141,35 @@ def test_general_garbage_collection_is_a_window_on_every_rule(
     ]
     rules = flags + "\nd(X) <- a(X) SEQ b(X)."
     assert _found(rules, stream) == expected
+
+
+def test_check_and_timestamp_read_the_interval_with_t1_and_t2() -> None:
+    rules = (
+        "d(X) <- a(X) SEQ b(X) check (t1(T1), t2(T2), datime_minus_datime(T2, T1, D), D < 2).\n"
+        "e(X, S, E) <- (a(X) SEQ b(X) timestamp (t1(S), t2(E))) SEQ c(X).\n"
+    )
+    stream = [
+        Event.at("a", (1,), 1),
+        Event.at("b", (1,), 2),
+        Event.at("a", (2,), 3),
+        Event.at("b", (2,), 6),
+        Event.at("c", (2,), 7),
+    ]
+    assert _found(rules, stream) == [
+        ("d", 1, 1, 2),
+        ("e", 2, 3, 6, 3, 7),
+    ]
+
+
+def test_timestamps_of_nested_patterns_reach_an_action() -> None:
+    out = io.StringIO()
+    rules = (
+        "d(X) <- ((a(X) SEQ b(X) timestamp (t1(T1), t2(T2))) SEQ c(X) timestamp "
+        "(t1(T3), t2(T4))) do (write(times(T1, T2, T3, T4)), nl)."
+    )
+    engine = Engine(rules, action_output=out)
+    stream = [Event.at("a", (1,), 1), Event.at("b", (1,), 2), Event.at("c", (1,), 4)]
+    assert [(d.name, *d.args, d.start, d.end) for e in stream for d in engine.push(e)] == [
+        ("d", 1, 1, 4)
+    ]
+    assert out.getvalue() == "times(1,2,1,4)\n"
