@@ -441,7 +441,7 @@ def _minus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         return
     value = t2 - t1  # type: ignore[operator]
     if difference is None or difference == value:
-        yield (t2, t1, value)
+        yield (t2, t1, value)  # type: ignore[misc]
 
 
 #: Relational built-ins by ``(name, arity)``, called like ``Knowledge.solve``.
