@@ -27,6 +27,7 @@ from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
     Aggregate,
+    Atom,
     Binary,
     Compound,
     EventAtom,
@@ -461,7 +462,15 @@ def _split(
 
 
 def _is_action(condition: Term) -> bool:
-    return isinstance(condition, Compound) and (condition.functor, len(condition.args)) == ("do", 1)
+    """``do(Action)`` or a printing goal (``write/1``, ``print/1``, ``writeln/1``, ``nl``)."""
+    if isinstance(condition, Atom):
+        return condition.name == "nl"
+    return isinstance(condition, Compound) and (condition.functor, len(condition.args)) in {
+        ("do", 1),
+        ("write", 1),
+        ("print", 1),
+        ("writeln", 1),
+    }
 
 
 def _join_layout(

@@ -291,6 +291,8 @@ class _Compiler:
                 return _TRUE
             case Atom("fail") | Atom("false"):
                 return _FAIL
+            case Atom("nl") | Compound("write" | "print" | "writeln", (_,)):
+                return self.action(term)  # ETALIS's conditions print with Prolog's goals
             case Atom(name):
                 return self.call(name, (), term)
             case Compound(",", (a, b)):

@@ -101,9 +101,12 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     raise TypeError(f"not a pattern: {pattern!r}")
 
 
-#: Goals that test (or, ``do``, act) and bind nothing: every variable in them must be bound
-#: before them.
-TESTS = frozenset({"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not", "do"})
+#: Goals that test (or act: ``do`` and the printing goals) and bind nothing: every variable
+#: in them must be bound before them.
+TESTS = frozenset(
+    {"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not"}
+    | {"do", "write", "print", "writeln"}
+)
 
 
 def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozenset[str], list[Var]]:

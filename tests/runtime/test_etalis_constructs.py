@@ -173,3 +173,17 @@ def test_timestamps_of_nested_patterns_reach_an_action() -> None:
         ("d", 1, 1, 4)
     ]
     assert out.getvalue() == "times(1,2,1,4)\n"
+
+
+def test_printing_goals_in_a_condition_print_what_passes_the_tests_before_them() -> None:
+    out = io.StringIO()
+    rules = "d(X) <- a(X) SEQ b(X) WHERE (X > 1, write(x(X)), nl)."
+    engine = Engine(rules, action_output=out)
+    stream = [
+        Event.at("a", (1,), 1),
+        Event.at("a", (2,), 2),
+        Event.at("b", (1,), 3),
+        Event.at("b", (2,), 4),
+    ]
+    assert [(d.name, *d.args) for e in stream for d in engine.push(e)] == [("d", 2)]
+    assert out.getvalue() == "x(2)\n"
