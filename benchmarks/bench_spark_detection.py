@@ -6,7 +6,8 @@ taken one file per micro-batch (``available-now``) by the query on local Spark
 (``--master``, default ``local[2]``), through a per-company rise within 10 time units and a
 moving average over 5. Reported: events/s over the whole query, the micro-batches' latency
 (Spark's ``triggerExecution`` time of each batch with data: p50, p99, max), and the state per
-key (the state store's memory over its rows: a key's engine snapshot and waiting events). The
+key (the state store's memory over its rows: a key's engine snapshot and waiting events), with
+Spark's default state store or RocksDB (``--rocksdb``). The
 detections are checked equal to one engine's over all files. Spark's start is not timed. The
 machine may be shared (the load average is printed): the numbers are noisy.
 
@@ -39,6 +40,9 @@ avg(C, A) <- aggregate(avg(P), quote(C, P), A, count(5)).
 """
 
 
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
 def quotes(companies: int, files: int, per_file: int, seed: int = 7) -> list[list[Event]]:
     """Each file's quotes: ``per_file`` time units, one quote per company each."""
     rng = random.Random(seed)
@@ -69,6 +73,8 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
     events = sum(len(f) for f in files)
     spark = get_session(master=args.master).newSession()
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
+    if args.rocksdb:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         source = base / "source"
@@ -96,6 +102,7 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
     assert detections == expected, (detections, expected)
     return {
         "workload": "streaming",
+        "state_store": "rocksdb" if args.rocksdb else "hdfs",
         "companies": args.companies,
         "files": args.files,
         "events": events,
@@ -118,6 +125,9 @@ def main() -> None:
     parser.add_argument("--per-file", type=int, default=10, help="time units per file")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=2, help="the state's partitions")
+    parser.add_argument(
+        "--rocksdb", action="store_true", help="the RocksDB state store (default: Spark's own)"
+    )
     parser.add_argument("--quick", action="store_true", help="20 companies, 4 files")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()

@@ -228,7 +228,7 @@ def stream(args: argparse.Namespace) -> int:
         raise ReasonerError(f"{args.source}: no such folder (--source)")
     program = load_rules([Path(path) for path in args.rules])  # errors before Spark starts
     from connectors.spark.session import get_session
-    from connectors.spark.stream import make_job, published, run_stream
+    from connectors.spark.stream import make_job, run_stream
 
     knowledge = _knowledge(args, program)
     spark = get_session(master=args.master)
@@ -242,7 +242,6 @@ def stream(args: argparse.Namespace) -> int:
     )
     style = TimeStyle(iso=args.format == "mesowest")
     with detections_endpoint(args.serve, None, style=style, host=args.host or LOOPBACK) as publish:
-        publish(published(Path(args.out)))  # what earlier runs wrote
         counts = run_stream(
             spark,
             job,

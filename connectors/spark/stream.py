@@ -176,13 +176,24 @@ def _rejected(frames: Iterator[pd.DataFrame]) -> list[str]:
 
 @dataclass
 class Sink:
-    """``foreachBatch``: each micro-batch's outputs written to files named by its id."""
+    """``foreachBatch``: each micro-batch's outputs written to files named by its id, its
+    detections published (once per process: :meth:`republish` first publishes what earlier
+    runs wrote, and a batch run again after a crash is not published twice)."""
 
     out: Path
     publish: Callable[[Sequence[Event]], None]
     counts: dict[str, int] = field(
         default_factory=lambda: {EVENTS: 0, DETECTION: 0, LATE: 0, REJECT: 0, "batches": 0}
     )
+    published: set[int] = field(default_factory=set)
+
+    def republish(self) -> None:
+        """Publish the detections earlier runs wrote under ``out``."""
+        from connectors.events.jsonl import read_jsonl
+
+        for path in sorted((self.out / FOLDERS[DETECTION]).glob("batch-*.jsonl")):
+            self.publish(list(read_jsonl(path)))
+            self.published.add(int(path.stem.removeprefix("batch-")))
 
     def __call__(self, frame: DataFrame, batch: int) -> None:
         rows = frame.collect()
@@ -195,10 +206,12 @@ class Sink:
         detections = {decode(json.loads(t)): iso for t, iso in kinds[DETECTION]}
         ordered = event_order(detections)
         lines = _jsonl(ordered, detections)
-        for kind, texts in ((DETECTION, lines), (LATE, sorted(t for t, _ in kinds[LATE]))):
-            self._write(kind, batch, texts)
-        self._write(REJECT, batch, [t for t, _ in kinds[REJECT]])
-        self.publish(ordered)
+        self._write(DETECTION, batch, lines)
+        for kind in (LATE, REJECT):
+            self._write(kind, batch, sorted((t for t, _ in kinds[kind]), key=_place))
+        if batch not in self.published:
+            self.publish(ordered)
+            self.published.add(batch)
         self.counts[DETECTION] += len(ordered)
         self.counts[LATE] += len(kinds[LATE])
         self.counts[REJECT] += len(kinds[REJECT])
@@ -218,6 +231,12 @@ class Sink:
             f.flush()
             os.fsync(f.fileno())
         os.replace(f.name, target)
+
+
+def _place(text: str) -> tuple[str, int]:
+    """A late or rejected line's file and line."""
+    item = json.loads(text)
+    return item["file"], item["line"]
 
 
 def _jsonl(ordered: list[Event], iso: dict[Event, bool]) -> list[str]:
@@ -276,6 +295,7 @@ def run_stream(
         spark = spark.newSession()  # (its own SQL settings; the same Spark context)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     sink = Sink(Path(out), publish)
+    sink.republish()
     query = (
         build_query(spark, job, source, files_per_batch=files_per_batch)
         .writeStream.foreachBatch(sink)
@@ -293,14 +313,3 @@ def run_stream(
         if query.isActive:  # interrupted (Ctrl-C)
             query.stop()
     return sink.counts
-
-
-def published(out: Path) -> list[Event]:
-    """The detections earlier runs wrote under ``out`` (to publish them again)."""
-    from connectors.events.jsonl import read_jsonl
-
-    return [
-        event
-        for path in sorted((out / FOLDERS[DETECTION]).glob("batch-*.jsonl"))
-        for event in read_jsonl(path)
-    ]

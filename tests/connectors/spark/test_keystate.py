@@ -1,11 +1,13 @@
 """One key's detection across micro-batches (no Spark: the micro-batches are simulated as
-Spark runs them) gives the single engine's detections, and reports late events exactly."""
+Spark runs them) gives the single engine's detections, and reports late events exactly; the
+sink writes and publishes each micro-batch once."""
 
 from __future__ import annotations
 
 import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from connectors.spark.keystate import (
     timeout_millis,
 )
 from connectors.spark.sources import Keys
+from connectors.spark.stream import Sink
 from reasoner.compiler.partition import analyse
 from reasoner.language.parser import parse
 from reasoner.runtime.checkpoint import decode, encode
@@ -156,3 +159,50 @@ def test_watermark_and_timeout_conversions(ms: int, time: object, timeout: int) 
     # Spark calls a key when the watermark passes its timeout: at the watermark ms.
     assert timeout_millis(time) == timeout
     assert timeout < ms or ms == 0
+
+
+class _Frame:
+    """A micro-batch as foreachBatch hands it (only ``collect`` is used)."""
+
+    def __init__(self, rows: list[tuple[str, str, bool]]) -> None:
+        self.rows = rows
+
+    def collect(self) -> list[tuple[str, str, bool]]:
+        return self.rows
+
+
+def test_the_sink_writes_each_batch_once_in_the_defined_order_and_publishes_it_once(
+    tmp_path: Path,
+) -> None:
+    a, b = Event("avg", ("B", 2), 1, 3), Event("avg", ("A", 5), 3, 3)
+    late = json.dumps({"file": "f", "line": 10, "reason": "late"})
+    early = json.dumps({"file": "f", "line": 9, "reason": "late"})
+    rows = [
+        (DETECTION, json.dumps(encode(b)), False),
+        (DETECTION, json.dumps(encode(a)), True),  # its key's input wrote ISO times
+        (LATE, late, False),
+        (LATE, early, False),
+        (EVENTS, "7", False),
+    ]
+    published: list[list[Event]] = []
+    sink = Sink(tmp_path, published.append)
+    sink(_Frame(rows), 3)  # type: ignore[arg-type]
+    written = (tmp_path / "detections" / "batch-00000003.jsonl").read_text(encoding="utf-8")
+    assert written == (
+        '{"name":"avg","args":["B",2],"start":"1970-01-01T00:00:01Z","end":"1970-01-01T00:00:03Z"}\n'
+        '{"name":"avg","args":["A",5],"start":3,"end":3}\n'
+    )
+    assert (tmp_path / "late" / "batch-00000003.jsonl").read_text() == f"{early}\n{late}\n"
+    assert published == [[a, b]]
+    assert sink.counts == {"events": 7, "detection": 2, "late": 2, "reject": 0, "batches": 1}
+    # Run again after a crash: the same files, not published twice.
+    sink(_Frame(rows), 3)  # type: ignore[arg-type]
+    assert (tmp_path / "detections" / "batch-00000003.jsonl").read_text() == written
+    assert published == [[a, b]]
+    # A new process publishes what earlier runs wrote, then skips those batches.
+    again: list[list[Event]] = []
+    restarted = Sink(tmp_path, again.append)
+    restarted.republish()
+    restarted(_Frame(rows), 3)  # type: ignore[arg-type]
+    assert again == [[a, b]]
+    assert sorted(p.name for p in (tmp_path / "detections").iterdir()) == ["batch-00000003.jsonl"]
