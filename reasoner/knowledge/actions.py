@@ -14,12 +14,23 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import TextIO
 
+from reasoner.errors import EngineError
 from reasoner.values import IRI, Struct, Value
 
 Action = Callable[..., object]
 
-#: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers).
-BUILTIN_ACTIONS = frozenset({("write", 1), ("print", 1), ("writeln", 1), ("nl", 0)})
+#: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers). ETALIS's
+#: ``ins_event_rule(Text)`` / ``del_event_rule(Label or Text)`` change the engine's rules.
+BUILTIN_ACTIONS = frozenset(
+    {
+        ("write", 1),
+        ("print", 1),
+        ("writeln", 1),
+        ("nl", 0),
+        ("ins_event_rule", 1),
+        ("del_event_rule", 1),
+    }
+)
 
 
 def text(value: Value) -> str:
@@ -41,11 +52,14 @@ def text(value: Value) -> str:
 
 
 def actions(
-    registered: Mapping[str, Action] | None = None, output: TextIO | None = None
+    registered: Mapping[str, Action] | None = None,
+    output: TextIO | None = None,
+    rules: Callable[[str, str], None] | None = None,
 ) -> dict[tuple[str, int] | str, Action]:
     """The actions a program may run: the built-in ones, printing to ``output`` (standard
     output when None, looked up at each call), and the ``registered`` callables by name (any
-    arity; a registered name hides a built-in one).
+    arity; a registered name hides a built-in one). ``rules(name, text)`` makes the rule
+    changes (``ins_event_rule``, ``del_event_rule``); without it they fail.
 
     >>> import io
     >>> out = io.StringIO()
@@ -68,11 +82,21 @@ def actions(
     def nl() -> None:
         stream().write("\n")
 
+    def change(name: str) -> Action:
+        def run(value: Value) -> None:
+            if rules is None:
+                raise EngineError(f"{name}/1 changes the rules of a running engine: none here")
+            rules(name, text(value))
+
+        return run
+
     table: dict[tuple[str, int] | str, Action] = {
         ("write", 1): write,
         ("print", 1): write,
         ("writeln", 1): writeln,
         ("nl", 0): nl,
+        ("ins_event_rule", 1): change("ins_event_rule"),
+        ("del_event_rule", 1): change("del_event_rule"),
     }
     table.update(registered or {})
     return table

@@ -148,7 +148,7 @@ class Engine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._provenance = provenance
-        self._actions = action_table(actions, action_output)
+        self._actions = action_table(actions, action_output, self._rule_action)
         self._provenance = provenance or explain
         self._explain = explain
         self._facts_at: dict[Any, Any] = {}  # with explain: where each fact is written
@@ -606,8 +606,8 @@ class Engine:
         self._since_sweep += 1 + new
         if new:
             self._counts["detections"] += new
-            if self._deferred:  # (only callbacks ask for them, and only on a detection)
-                self._apply_deferred()
+        if self._deferred:  # (rule changes asked for by callbacks or actions)
+            self._apply_deferred()
 
     def advance(self, time: Time) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
@@ -684,6 +684,19 @@ class Engine:
         self._since_sweep += detections
         if self._deferred:
             self._apply_deferred()
+
+    def _rule_action(self, name: str, text: str) -> None:
+        """ETALIS's actions ``ins_event_rule(Rule)`` and ``del_event_rule(Label or Rule)``,
+        made once the event is processed (a deletion matching no rule does nothing, as in
+        ETALIS)."""
+        if name == "ins_event_rule":
+            self._deferred.append(partial(self.add_rules, text))
+        else:
+            self._deferred.append(partial(self._delete_rules, text))
+
+    def _delete_rules(self, which: str) -> None:
+        if select_rules(self.program.event_rules, which):
+            self.remove_rules(which)
 
     def _apply_deferred(self) -> None:
         """Make the rule changes callbacks asked for (the event that triggered them is

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from strategies import programs, streams
 from test_aggregates import programs as aggregate_programs
 from test_aggregates import streams as aggregate_streams
 
+from connectors.cli import main
 from reasoner.errors import EngineError, RuleCompileError, RuleSyntaxError, SnapshotError
 from reasoner.language.ast import EventAtom, Program
 from reasoner.runtime.engine import Engine
@@ -297,3 +299,33 @@ def test_a_callback_asking_for_a_rule_that_is_not_there_fails_at_once() -> None:
     engine.on("c", lambda _: engine.remove_rules("nothing"))
     with pytest.raises(EngineError, match="no rule is labelled or derives 'nothing'"):
         engine.push(Event.at("a", (), 1))
+
+
+ETALIS_DYNAMIC = """\
+go_event <- a(X) SEQ b(X) do ins_event_rule('d(Y) <- c(Y).').
+r1 'rule:' e(X) <- a(X).
+stop_event <- b(X) do del_event_rule(r1).
+noop_event <- c(X) do del_event_rule(no_such_label).
+"""
+
+
+def test_etalis_ins_event_rule_and_del_event_rule_actions(tmp_path: Path) -> None:
+    # ETALIS's dynamic_updates_01 (the rule to delete named by its label): events a(1), b(1),
+    # c(1), a(1) give d(1) and e(1) once each.
+    rules = tmp_path / "dynamic.event"
+    rules.write_text(ETALIS_DYNAMIC)
+    assert main(["check", str(rules)]) == 0
+    engine = Engine(rules)
+    found = [_names(engine.push(Event.at(name, (1,), t))) for t, name in enumerate("abca", 1)]
+    assert found == [
+        [("e", (1,), 1, 1)],
+        [("go_event", (), 1, 2), ("stop_event", (), 2, 2)],
+        [("noop_event", (), 3, 3), ("d", (1,), 3, 3)],  # (deleting no rule does nothing)
+        [],
+    ]
+    assert [r.head.name for r in engine.program.event_rules] == [
+        "go_event",
+        "stop_event",
+        "noop_event",
+        "d",
+    ]
