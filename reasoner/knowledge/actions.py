@@ -65,7 +65,7 @@ def actions(
     >>> out = io.StringIO()
     >>> table = actions({"note": lambda *a: out.write(f"note{a}")}, out)
     >>> table[("write", 1)](Struct("f", (1,))), table[("nl", 0)](), table["note"](2)
-    (None, None, 7)
+    (None, None, 8)
     >>> out.getvalue()
     'f(1)\\nnote(2,)'
     """
