@@ -360,6 +360,9 @@ class Engine:
             sources = self._source_nodes.get((name, arity), [])
             fused = [inline(dispatcher(sources), f"{name}/{arity}")] if sources else []
             self._receivers(name, arity)[:] = fused
+            if not sources and (name, arity) not in self._producers:
+                # no rule reads or derives it any more: its events count as unread
+                del self._routes[(name, arity)]
         windows = [node.horizon for node in self._nodes if node.horizon is not None]
         # Sweeping expired occurrences every half window keeps memory within ~1.5 windows.
         self._sweep_every = min(windows) / 2 if windows else math.inf

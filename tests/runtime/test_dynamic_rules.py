@@ -216,6 +216,8 @@ def test_remove_by_label_head_or_rule() -> None:
     assert _names(engine.push(Event.at("x", (7,), 1))) == [("c", (7,), 1, 1)]
     assert [r.head.name for r in engine.remove_rules("c/1")] == ["c"]
     assert engine.network() == "\n"
+    assert engine.push(Event.at("x", (7,), 2)) == []
+    assert engine.unread() == {"x": 1}  # no rule reads x any more
 
 
 def test_a_removed_rule_leaves_the_shared_nodes_of_the_others() -> None:
