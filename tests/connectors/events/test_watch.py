@@ -144,7 +144,7 @@ def test_run_watch_rules_reloads_a_file_rewritten_between_events(tmp_path: Path)
     assert f"rules: {rules} not reloaded: the previous rules stay" in lines
     assert lines[-1] == (
         "9 events, 4 detections written, 0 malformed lines and 0 rejected events skipped, "
-        "rules reloaded 1 times (1 reloads refused)"
+        "events no rule reads: e (1), rules reloaded 1 times (1 reloads refused)"
     )
 
 
