@@ -122,26 +122,25 @@ def replay(
     if not partitioning.partitioned:
         remainder = program
     arities = event_arities(program)
-    slices = max(1, len(archive.files))
+    # A few files per task: a task costs tens of milliseconds of scheduling.
+    slices = max(1, min(len(archive.files), 4 * sc.defaultParallelism))
     log(f"reading {len(archive.files)} files")
     records = (
         sc.parallelize(list(enumerate(archive.files)), slices)
         .mapPartitions(lambda files: _read(archive, arities, files))
         .cache()
     )
-    infos = dict(records.filter(lambda r: r[0] == _FILE).map(lambda r: (r[1], r[2])).collect())
-    rejected = records.filter(lambda r: r[0] == _REJECT).map(lambda r: r[1]).collect()
     cached: list[RDD[Any]] = [records]
+    meta = records.filter(lambda r: r[0] != _EVENT or r[3] is not None).collect()
+    infos = {r[1]: r[2] for r in meta if r[0] == _FILE}
+    rejected = [r[1] for r in meta if r[0] == _REJECT]
     events = records.filter(lambda r: r[0] == _EVENT)
     if all(info.ordered for info in infos.values()):
         # The merged stream is in order: nothing is late, the order is (end, seq).
         admitted = events.filter(lambda r: r[3] is None).map(lambda r: (r[1], r[2]))
         until = max((info.last for info in infos.values()), default=-math.inf)
         count = sum(info.taken for info in infos.values())
-        rejected += [
-            Rejected(*text)
-            for text in events.filter(lambda r: r[3] is not None).map(lambda r: r[3]).collect()
-        ]
+        rejected += [Rejected(*r[3]) for r in meta if r[0] == _EVENT]
     else:
         log("the files are not each in time order: admitting events as reasoner run merges them")
         admitted, until, count, late = _admit(sc, events, archive, arities, lateness)
@@ -182,8 +181,10 @@ def replay(
             },
         )
         raw = admitted if reads is None else admitted.filter(lambda r: _type(r[1]) in reads)
+        derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
+        inputs = _in_order(raw) if reads is None or reads - derived_types else iter(())
         push = engine.push
-        for event in remainder_input(_in_order(raw), derived, reads or set()):
+        for event in remainder_input(inputs, derived, reads or set()):
             global_out += push(event)
         if until > engine.now:
             global_out += engine.advance(until)
