@@ -229,3 +229,20 @@ def test_parquet_output_holds_the_json_lines_detections(
         (r["name"], r["args"], r["start"], r["end"]) for r in lines
     ]
     assert len(lines) == 12  # per key: C(4, 2) = 6 pairs
+
+
+def test_benchmark_quick_run_compares_equal_outputs(spark: SparkSession, tmp_path: Path) -> None:
+    import importlib.util
+
+    path = ROOT / "benchmarks" / "bench_spark_replay.py"
+    spec = importlib.util.spec_from_file_location("bench_spark_replay", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "bench.json"
+    assert bench.main(["--stations", "3", "--days", "0.5", "--json", str(out)]) == 0
+    found = json.loads(out.read_text())
+    [size] = found["sizes"]
+    assert (size["stations"], size["events"], size["equal"]) == (3, 3 * 36, True)
+    kernels = found["keyed_stage"]
+    assert kernels["rdd_mapPartitions"]["records"] == kernels["applyInPandas"]["records"]
