@@ -331,9 +331,13 @@ def _knowledge(args: argparse.Namespace, program: Any) -> Any:
 
 
 def _write(out: Path, fmt: str, detections: Any, style: Any) -> int:
-    """Write the detections (in the defined order) as JSON lines or Parquet."""
+    """Write the detections (in the defined order) as JSON lines or Parquet, counting them on
+    a progress bar when standard error is a terminal."""
+    from tqdm import tqdm
+
     from connectors.events.jsonl import JsonLinesWriter
 
+    detections = tqdm(detections, desc="detections written", unit="", disable=None, leave=False)
     if fmt == "parquet":
         from connectors.spark.replay import write_parquet
 

@@ -246,3 +246,45 @@ def test_benchmark_quick_run_compares_equal_outputs(spark: SparkSession, tmp_pat
     assert (size["stations"], size["events"], size["equal"]) == (3, 3 * 36, True)
     kernels = found["keyed_stage"]
     assert kernels["rdd_mapPartitions"]["records"] == kernels["applyInPandas"]["records"]
+
+
+def test_knowledge_reaches_the_keyed_rules_on_the_executors(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    (tmp_path / "limits.ttl").write_text(
+        "<http://ex.org/s1> <http://ex.org/limit> 30 .\n"
+        "<http://ex.org/s2> <http://ex.org/limit> 20 .\n"
+    )
+    rules = tmp_path / "r.event"
+    rules.write_text(
+        ":- prefix(ex, 'http://ex.org/').\n"
+        "hot(S, T) <- reading(S, T, V) WHERE rdf(S, ex:limit, L), V > L.\n"
+        "pair(S, T1, T2) <- hot(S, T1) SEQ hot(S, T2).\n"
+    )
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        "".join(
+            json.dumps(
+                {"name": "reading", "args": [{"iri": f"http://ex.org/{s}"}, t, v], "time": t}
+            )
+            + "\n"
+            for t in range(6)
+            for s, v in (("s1", 25 + 2 * t), ("s2", 25 - 2 * t))
+        )
+    )
+    knowledge = ["--knowledge", str(tmp_path / "limits.ttl")]
+    expected = tmp_path / "run.jsonl"
+    status, _ = _reasoner_run(
+        str(rules), "--events", str(events), *knowledge, "--workers", "1", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    assert (
+        main(
+            ["spark", "replay", str(rules), "--events", str(events), *knowledge, "--out", str(out)]
+        )
+        == 0
+    )
+    assert (out / "detections.jsonl").read_text() == expected.read_text()
+    # s1 is over 30 at t = 3, 4, 5; s2 over 20 at t = 0, 1, 2: 3 hot and 3 pairs each
+    assert len(expected.read_text().splitlines()) == 12
