@@ -106,13 +106,7 @@ def parse(text: str, file: str | None = None) -> Program:
     except UnexpectedInput as exc:
         raise RuleSyntaxError([_syntax_diagnostic(exc, text, file)]) from exc
     builder = _ToAst(file, text)
-    try:
-        raw = builder.transform(tree)
-    except lark.exceptions.VisitError as exc:
-        if isinstance(exc.orig_exc, RuleSyntaxError):
-            raise exc.orig_exc from None
-        raise
-    return Program(_statements(raw.children, builder), source=text)
+    return Program(_statements(builder.build(tree).children, builder), source=text)
 
 
 @functools.cache
@@ -257,17 +251,23 @@ class _Raw:
     span: Span
 
 
-class _ToAst(Transformer[Token, Any]):
-    """Builds AST nodes bottom-up. One instance per parse (it keeps per-parse state)."""
+class SourceTransformer(Transformer[Token, Any]):
+    """A lark tree -> our objects, with spans in the source and errors quoting its line (the
+    base of the rule and the EP-SPARQL builders; one instance per parse)."""
 
     def __init__(self, file: str | None, text: str) -> None:
         super().__init__()
         self.file = file
         self.lines = text.splitlines()
-        # ids of "," compounds written without parentheses: a clause body is the list of these
-        # conjuncts, while a parenthesised conjunction stays one goal (see `paren`).
-        # The dict keeps the nodes alive so that their ids are not reused during the parse.
-        self.bare_conj: dict[int, Compound] = {}
+
+    def build(self, tree: lark.Tree[Token]) -> Any:
+        """Transform ``tree``; a :class:`RuleSyntaxError` raised inside comes out as itself."""
+        try:
+            return self.transform(tree)
+        except lark.exceptions.VisitError as exc:
+            if isinstance(exc.orig_exc, RuleSyntaxError):
+                raise exc.orig_exc from None
+            raise
 
     def span(self, meta: Any) -> Span | None:
         if getattr(meta, "empty", True):
@@ -280,6 +280,17 @@ class _ToAst(Transformer[Token, Any]):
     def error(self, message: str, span: Span | None) -> RuleSyntaxError:
         line = self.lines[span.line - 1] if span and 0 < span.line <= len(self.lines) else None
         return RuleSyntaxError([Diagnostic(message, span, "error", line)])
+
+
+class _ToAst(SourceTransformer):
+    """Builds AST nodes bottom-up. One instance per parse (it keeps per-parse state)."""
+
+    def __init__(self, file: str | None, text: str) -> None:
+        super().__init__(file, text)
+        # ids of "," compounds written without parentheses: a clause body is the list of these
+        # conjuncts, while a parenthesised conjunction stays one goal (see `paren`).
+        # The dict keeps the nodes alive so that their ids are not reused during the parse.
+        self.bare_conj: dict[int, Compound] = {}
 
     # -- terms --------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import lark
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from reasoner.errors import Diagnostic, ReasonerError, RuleSyntaxError
@@ -29,7 +29,7 @@ from reasoner.language.epsparql.query import (
     Query,
     Triple,
 )
-from reasoner.language.parser import grammar_cache
+from reasoner.language.parser import SourceTransformer, grammar_cache
 from reasoner.vocab import RDF, XSD
 
 #: Datatypes whose literals are numbers (as the triple view reads them).
@@ -108,12 +108,7 @@ def parse_query(text: str, file: str | None = None) -> Query:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
         raise RuleSyntaxError([_syntax_diagnostic(exc, text, file)]) from exc
-    try:
-        query: Query = _ToQuery(file, text).transform(tree)
-    except lark.exceptions.VisitError as exc:
-        if isinstance(exc.orig_exc, RuleSyntaxError):
-            raise exc.orig_exc from None
-        raise
+    query: Query = _ToQuery(file, text).build(tree)
     return query
 
 
@@ -194,27 +189,13 @@ def duration_seconds(text: str) -> int | float | None:
     return -total if sign else total
 
 
-class _ToQuery(Transformer[Token, Any]):
+class _ToQuery(SourceTransformer):
     """Builds the query bottom-up (one instance per parse: it keeps the variable names)."""
 
     def __init__(self, file: str | None, text: str) -> None:
-        super().__init__()
-        self.file = file
-        self.lines = text.splitlines()
+        super().__init__(file, text)
         self.prefixes: dict[str, str] = {}
         self.names: dict[str, str] = {}  # SPARQL name -> rule variable name
-
-    def span(self, meta: Any) -> Span | None:
-        if getattr(meta, "empty", True):
-            return None
-        return Span(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
-
-    def token_span(self, tok: Token) -> Span:
-        return Span(self.file, tok.line or 0, tok.column or 0, tok.end_line, tok.end_column)
-
-    def error(self, message: str, span: Span | None) -> RuleSyntaxError:
-        line = self.lines[span.line - 1] if span and 0 < span.line <= len(self.lines) else None
-        return RuleSyntaxError([Diagnostic(message, span, "error", line)])
 
     # -- prologue and query ---------------------------------------------------------------
 
