@@ -19,8 +19,10 @@ import heapq
 import math
 import multiprocessing
 import zlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import Connection
+from operator import itemgetter
 from typing import Any
 
 from reasoner.compiler.partition import analyse
@@ -115,7 +117,7 @@ class ParallelEngine:
         self._connections: list[Connection] = []
         self._processes: list[Any] = []
         if workers:
-            self._start(keyed, options, knowledge)
+            self._start(keyed, options, knowledge, self._reads)
         self._owner: dict[Any, int] = {}  # key value -> worker
         self._now: Any = -math.inf  # the end of the last event released
         self._latest: Any = -math.inf
@@ -126,13 +128,17 @@ class ParallelEngine:
         self._raw: list[tuple[int, Event]] = []  # input events the remainder reads
         self._flight: tuple[Any, list[tuple[int, Event]]] | None = None  # a batch running
         self._size = 0
-        self._pending: list[Event] = []  # detections not final yet
+        self._pending: list[tuple[Any, Event]] = []  # (order key, detection) not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
 
     # ------------------------------------------------------------------ workers
 
     def _start(
-        self, program: Program, options: dict[str, Any], knowledge: Callable[[], Knowledge]
+        self,
+        program: Program,
+        options: dict[str, Any],
+        knowledge: Callable[[], Knowledge],
+        reads: set[tuple[str, int]],
     ) -> None:
         context = multiprocessing.get_context("fork")
         for _ in range(self.workers):
@@ -141,7 +147,9 @@ class ParallelEngine:
             # that its pipe reports end-of-file when the router dies, even by SIGKILL.
             inherited = [here, *self._connections]
             process = context.Process(
-                target=_work, args=(there, inherited, program, options, knowledge), daemon=True
+                target=_work,
+                args=(there, inherited, program, options, knowledge, reads),
+                daemon=True,
             )
             process.start()
             there.close()
@@ -209,7 +217,6 @@ class ParallelEngine:
         of a stream)."""
         out = self._release(math.inf)
         out += self._drain()
-        self._pending.sort(key=order_key)
         out += self._final(self._pending)
         self._pending = []
         return out
@@ -274,34 +281,35 @@ class ParallelEngine:
 
     def _collect(self) -> list[Event]:
         """The workers' answers for the batch in flight, then the remainder on them; return
-        the detections now final."""
+        the detections now final.
+
+        Every worker sends its detections already in the defined order, with their order
+        keys (:func:`ordered_batch`): the pending detections, the workers' runs and the
+        remainder's detections, one after the other, are sorted runs that one sort merges
+        (stable: the same order as one sort of them all)."""
         assert self._flight is not None
         until, raw = self._flight
         self._flight = None
-        found: list[Event] = []
-        reads = self._reads
+        rows = self._pending[:]
         derived: list[tuple[int, list[Event]]] = []
         for connection in self._connections:
-            for seq, plain in _answer(connection):
-                detections = [revive(d) for d in plain]
-                found += detections
-                if reads:  # (else no global rule reads what the workers derive)
-                    derived.append((seq, detections))
+            run, feed = _answer(connection)
+            rows += [(key, revive(d)) for key, d in run]
+            derived += [(seq, [revive(d) for d in plain]) for seq, plain in feed]
         if self._global is not None:
             engine = self._global
-            for event in remainder_input(raw, derived, reads):
+            found: list[Event] = []
+            for event in remainder_input(raw, derived, self._reads):
                 found += engine.push(event)
             found += engine.advance(until)
-        pending = self._pending + found
-        pending.sort(key=order_key)
-        cut = len(pending)
-        while cut and pending[cut - 1][3] >= until:
-            cut -= 1
-        self._pending = pending[cut:]
-        return self._final(pending[:cut])
+            rows += sorted(((order_key(d), d) for d in found), key=_first)
+        rows.sort(key=_first)
+        cut = bisect_left(rows, until, key=_end)
+        self._pending = rows[cut:]
+        return self._final(rows[:cut])
 
-    def _final(self, ordered: list[Event]) -> list[Event]:
-        out = list(unique(ordered))
+    def _final(self, rows: list[tuple[Any, Event]]) -> list[Event]:
+        out = list(unique(d for _, d in rows))
         self._counts["detections"] += len(out)
         return out
 
@@ -326,7 +334,7 @@ class ParallelEngine:
         buffer, the counters), in the snapshot format of :mod:`reasoner.runtime.checkpoint`.
         Processes what was taken first: call it between two events."""
         final = self._process_all()
-        self._pending = final + self._pending
+        self._pending = [(order_key(d), d) for d in final] + self._pending
         encode = checkpoint.encode
         state = {
             "fingerprint": _fingerprint(*self._identity),
@@ -338,7 +346,7 @@ class ParallelEngine:
             "latest": encode(self._latest),
             "seq": self._seq,
             "buffer": [[encode(end), n, encode(e)] for end, n, e in self._buffer],
-            "pending": [encode(d) for d in self._pending],
+            "pending": [encode(d) for _, d in self._pending],
             "counts": self._counts,
         }
         return checkpoint.pack(state)
@@ -355,12 +363,12 @@ class ParallelEngine:
         decode = checkpoint.decode
         try:
             buffer = [(decode(end), int(n), decode(e)) for end, n, e in state["buffer"]]
-            pending = [decode(d) for d in state["pending"]]
+            pending = [(order_key(d), d) for d in map(decode, state["pending"])]
             now, latest, seq = decode(state["now"]), decode(state["latest"]), int(state["seq"])
             counts = {k: int(state["counts"][k]) for k in self._counts}
             workers = [d.encode("utf-8") for d in state["workers"]]
             own = state["global"]
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
             raise SnapshotError(f"the snapshot's contents are malformed ({error})") from None
         if len(workers) != self.workers or (own is None) != (self._global is None):
             raise SnapshotError("the snapshot's engines do not match these workers")
@@ -411,6 +419,13 @@ def _feed_order(item: tuple[Any, ...]) -> tuple[Any, ...]:
     return item[:4]
 
 
+_first = itemgetter(0)
+
+
+def _end(row: tuple[Any, Event]) -> Any:
+    return row[0][0]
+
+
 def event_order(events: Iterable[Event]) -> list[Event]:
     """Detections in the defined order of :class:`ParallelEngine`, repeats dropped."""
     return list(unique(sorted(events, key=order_key)))
@@ -443,6 +458,7 @@ def _work(
     program: Program,
     options: dict[str, Any],
     knowledge: Callable[[], Knowledge],
+    reads: set[tuple[str, int]],
 ) -> None:
     """A worker: runs the keyed rules on the batches it receives, until the router is gone."""
     for router_end in inherited:
@@ -457,7 +473,7 @@ def _work(
         kind = message[0]
         try:
             if kind == "batch":
-                answer: Any = run_batch(engine, message[1], message[2])
+                answer: Any = ordered_batch(engine, message[1], message[2], reads)
             elif kind == "stats":
                 answer = engine.stats()
             elif kind == "snapshot":
@@ -501,6 +517,19 @@ def run_batch(
         if fired:
             out.append((-1, [plain(d) for d in fired]))
     return out
+
+
+def ordered_batch(
+    engine: Engine, batch: list[tuple[Any, ...]], until: Any, reads: set[tuple[str, int]]
+) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[tuple[int, list[tuple[Any, ...]]]]]:
+    """:func:`run_batch` for the router: the detections in the defined order, as
+    ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
+    derived in), and the ``(seq, detections)`` of :func:`run_batch` that hold an event of
+    a type in ``reads`` (what the global remainder reads)."""
+    derived = run_batch(engine, batch, until)
+    run = sorted(((order_key(d), d) for _, plain in derived for d in plain), key=_first)
+    feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
+    return run, feed
 
 
 def plain(d: Event) -> tuple[Any, ...]:

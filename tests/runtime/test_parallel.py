@@ -20,7 +20,7 @@ from reasoner.language.ast import (
 )
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import ParallelEngine, event_order
+from reasoner.runtime.parallel import ParallelEngine, event_order, ordered_batch
 
 
 def _single(program: Program, stream: list[Event], options: dict) -> list[Event]:
@@ -66,6 +66,28 @@ def test_blizzard_like_two_stage_program_uses_workers() -> None:
         assert engine.partitioning.keyed == (0, 1) and engine.partitioning.remainder == (2,)
         assert list(engine.run(stream)) == expected
     assert Event("wide", (2,), 0, 2) in expected  # streak(1, 0, 2) AND streak(2, 0, 2)
+
+
+def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
+    engine = Engine("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X).", provenance=True)
+    batch = [(0, "a", (2,), 1, 1), (1, "a", ("x",), 1, 1), (2, "a", (1,), 1, 1)]
+    batch.append((3, "a", (2,), 2, 2))
+    run, feed = ordered_batch(engine, batch, 3, {("c", 2)})
+    a1, a2, ax, a2_2 = ("a", (1,), 1, 1), ("a", (2,), 1, 1), ("a", ("x",), 1, 1), ("a", (2,), 2, 2)
+    # by end, start, name, then the arguments' text ("('x',)" before "(1,)")
+    assert run == [
+        ((1, 1, "b", "('x',)"), ("b", ("x",), 1, 1, (ax,))),
+        ((1, 1, "b", "(1,)"), ("b", (1,), 1, 1, (a1,))),
+        ((1, 1, "b", "(2,)"), ("b", (2,), 1, 1, (a2,))),
+        ((2, 1, "c", "(2, 1)"), ("c", (2, 1), 1, 2, (a2, a2_2))),
+        ((2, 2, "b", "(2,)"), ("b", (2,), 2, 2, (a2_2,))),
+    ]
+    # only what the global remainder reads (c/2), with everything its input event derived
+    assert feed == [(3, [("b", (2,), 2, 2, (a2_2,)), ("c", (2, 1), 1, 2, (a2, a2_2))])]
+    assert ordered_batch(engine, [(4, "a", (3,), 4, 4)], 4, set()) == (
+        [((4, 4, "b", "(3,)"), ("b", (3,), 4, 4, (("a", (3,), 4, 4),)))],
+        [],
+    )
 
 
 def test_bad_events_are_rejected_as_by_the_engine() -> None:
