@@ -193,7 +193,7 @@ class _Printer:
             return iri
         for prefix, namespace in self.prefixes:
             if iri.startswith(namespace) and iri != namespace:
-                return f"{prefix}:{iri[len(namespace):]}"
+                return f"{prefix}:{iri[len(namespace) :]}"
         return f"<{iri}>"
 
     def source(self, at: str) -> list[tuple[str, list[Any]]]:

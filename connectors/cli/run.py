@@ -32,6 +32,7 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
 from connectors.events.bindings import BindingsWriter
 from connectors.events.inputs import FORMATS, open_events, rdf_options
 from connectors.events.jsonl import JsonLinesWriter
@@ -40,7 +41,6 @@ from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
 from reasoner.errors import EventError, ReasonerError
-from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 from reasoner.runtime.events import Event
 from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
@@ -118,12 +118,7 @@ def _add_input(group: Any) -> None:
         help="input format: JSON lines (default), MesoWest CSV exports, or a stream of "
         "timestamped RDF graphs (rdf: N-Quads or TriG by file extension)",
     )
-    group.add_argument(
-        "--rdf-time",
-        metavar="PROPERTY",
-        help="RDF input: the property giving each graph its time (IRI or prefix:name of the "
-        "rules; default prov:generatedAtTime)",
-    )
+    add_rdf_time(group)
     group.add_argument(
         "--speed",
         type=float,
@@ -140,32 +135,7 @@ def _add_input(group: Any) -> None:
 
 
 def _add_engine(group: Any) -> None:
-    group.add_argument(
-        "--policy",
-        choices=POLICIES,
-        default="unrestricted",
-        help="consumption policy for rules without their own (default: %(default)s)",
-    )
-    group.add_argument(
-        "--tie-break",
-        choices=TIE_BREAKS,
-        default="longer",
-        help="recent policy: which of two occurrences ending together is the latest",
-    )
-    group.add_argument(
-        "--lateness",
-        type=float,
-        default=0,
-        metavar="T",
-        help="accept events up to T time units out of order (buffered and reordered)",
-    )
-    group.add_argument(
-        "--max-span",
-        type=float,
-        metavar="T",
-        help="the longest input event interval (0: instantaneous events); lets the engine "
-        "free goals no future input can complete, e.g. chronological PAR/NOT without a window",
-    )
+    add_engine_options(group)
     group.add_argument(
         "--workers",
         type=int,
@@ -196,15 +166,7 @@ def _add_rules(group: Any) -> None:
 
 
 def _add_knowledge(group: Any) -> None:
-    group.add_argument(
-        "--knowledge",
-        action="append",
-        metavar="PATH",
-        help="RDF files or folders of background knowledge for WHERE (repeatable)",
-    )
-    group.add_argument(
-        "--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)"
-    )
+    add_knowledge_options(group)
     group.add_argument(
         "--refresh-every",
         type=float,
@@ -212,12 +174,6 @@ def _add_knowledge(group: Any) -> None:
         help="with --knowledge or --store: rebuild the knowledge every SECONDS while replaying "
         "(in the background; the engine switches between two events; a failed refresh keeps "
         "the previous version). SIGHUP asks for a refresh at any time",
-    )
-    group.add_argument(
-        "--entailment",
-        choices=REGIMES,
-        default="rdfs",
-        help="entailment applied to the knowledge (default: %(default)s)",
     )
 
 

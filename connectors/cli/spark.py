@@ -24,10 +24,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
 from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS
 from reasoner.errors import ReasonerError
-from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
+from reasoner.modes import POLICIES, TIE_BREAKS
 from reasoner.server.config import LOOPBACK
 
 
@@ -58,12 +59,6 @@ def _add_spark(group: Any) -> None:
     )
 
 
-def _add_knowledge(group: Any) -> None:
-    group.add_argument("--knowledge", action="append", metavar="PATH")
-    group.add_argument("--store", metavar="DIR")
-    group.add_argument("--entailment", choices=REGIMES, default="rdfs")
-
-
 def _add_replay(actions: Any) -> None:
     p = actions.add_parser(
         "replay",
@@ -85,17 +80,9 @@ def _add_replay(actions: Any) -> None:
         help="an events file or a folder of them (repeatable); files merge by time",
     )
     group.add_argument("--format", choices=FORMATS, default="jsonl", help="input format")
-    group.add_argument(
-        "--rdf-time",
-        metavar="PROPERTY",
-        help="RDF input: the property giving each graph its time (default prov:generatedAtTime)",
-    )
-    engine = p.add_argument_group("engine (as for reasoner run)")
-    engine.add_argument("--policy", choices=POLICIES, default="unrestricted")
-    engine.add_argument("--tie-break", choices=TIE_BREAKS, default="longer")
-    engine.add_argument("--lateness", type=float, default=0, metavar="T")
-    engine.add_argument("--max-span", type=float, metavar="T")
-    _add_knowledge(p.add_argument_group("knowledge (as for reasoner run)"))
+    add_rdf_time(group)
+    add_engine_options(p.add_argument_group("engine"))
+    add_knowledge_options(p.add_argument_group("knowledge"))
     output = p.add_argument_group("output")
     output.add_argument("--out", required=True, metavar="DIR", help="the output folder")
     output.add_argument(
@@ -177,7 +164,7 @@ def _add_stream(commands: Any) -> None:
         help="consumption policy for rules without their own (default: %(default)s)",
     )
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="longer", help=argparse.SUPPRESS)
-    _add_knowledge(p.add_argument_group("knowledge (as for reasoner run)"))
+    add_knowledge_options(p.add_argument_group("knowledge"))
     _add_spark(p.add_argument_group("spark"))
     p.add_argument(
         "--serve",

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
 from reasoner.errors import ReasonerError
-from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 
 #: The exit status when the expected detection did not occur (and the answer was printed).
 NOT_DETECTED = 5
@@ -72,16 +72,9 @@ def register(subparsers: Any) -> None:
         default="jsonl",
         help="input format, as for 'reasoner run' (default: %(default)s)",
     )
-    p.add_argument("--rdf-time", metavar="PROPERTY", help="RDF input: the time property")
-    p.add_argument("--policy", choices=POLICIES, default="unrestricted", help="as for run")
-    p.add_argument("--tie-break", choices=TIE_BREAKS, default="longer", help="as for run")
-    p.add_argument("--lateness", type=float, default=0, metavar="T", help="as for run")
-    p.add_argument("--max-span", type=float, metavar="T", help="as for run")
-    p.add_argument(
-        "--knowledge", action="append", metavar="PATH", help="background knowledge, as for run"
-    )
-    p.add_argument("--store", metavar="DIR", help="an on-disk knowledge store, as for run")
-    p.add_argument("--entailment", choices=REGIMES, default="rdfs", help="as for run")
+    add_rdf_time(p)
+    add_engine_options(p)
+    add_knowledge_options(p)
     p.add_argument(
         "--output-format",
         choices=("text", "json"),

@@ -98,7 +98,8 @@ def test_a_run_over_json_lines_imports_the_rule_parser_only_once(tmp_path: Path)
 
 def test_a_run_imports_no_other_sub_command(tmp_path: Path) -> None:
     # Only the named sub-command's module is registered: the MesoWest and Spark modules that
-    # the `mesowest` and `knowledge` commands take their defaults from stay unloaded.
+    # the `mesowest` and `knowledge` commands take their defaults from stay unloaded (the shared
+    # option definitions are no sub-command).
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     probe = (
@@ -117,4 +118,4 @@ def test_a_run_imports_no_other_sub_command(tmp_path: Path) -> None:
         cwd=ROOT,
         check=True,
     )
-    assert json.loads(out.stdout) == [0, ["connectors.cli.run"]]
+    assert json.loads(out.stdout) == [0, ["connectors.cli.options", "connectors.cli.run"]]

@@ -1,0 +1,67 @@
+"""Options several commands share, spelled and explained once: the engine's (``run``,
+``why-not``, ``spark replay``) and the knowledge's (those and ``spark stream``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
+
+
+def add_engine_options(group: Any) -> None:
+    """--policy, --tie-break, --lateness and --max-span (an ``argparse`` group or parser)."""
+    group.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="unrestricted",
+        help="consumption policy for rules without their own (default: %(default)s)",
+    )
+    group.add_argument(
+        "--tie-break",
+        choices=TIE_BREAKS,
+        default="longer",
+        help="recent policy: which of two occurrences ending together is the latest",
+    )
+    group.add_argument(
+        "--lateness",
+        type=float,
+        default=0,
+        metavar="T",
+        help="accept events up to T time units out of order (buffered and reordered)",
+    )
+    group.add_argument(
+        "--max-span",
+        type=float,
+        metavar="T",
+        help="the longest input event interval (0: instantaneous events); lets the engine "
+        "free goals no future input can complete, e.g. chronological PAR/NOT without a window",
+    )
+
+
+def add_knowledge_options(group: Any) -> None:
+    """--knowledge, --store and --entailment (an ``argparse`` group or parser)."""
+    group.add_argument(
+        "--knowledge",
+        action="append",
+        metavar="PATH",
+        help="RDF files or folders of background knowledge for WHERE (repeatable)",
+    )
+    group.add_argument(
+        "--store", metavar="DIR", help="an on-disk knowledge store (knowledge build)"
+    )
+    group.add_argument(
+        "--entailment",
+        choices=REGIMES,
+        default="rdfs",
+        help="entailment applied to the knowledge (default: %(default)s)",
+    )
+
+
+def add_rdf_time(group: Any) -> None:
+    """--rdf-time (an ``argparse`` group or parser)."""
+    group.add_argument(
+        "--rdf-time",
+        metavar="PROPERTY",
+        help="RDF input: the property giving each graph its time (IRI or prefix:name of the "
+        "rules; default prov:generatedAtTime)",
+    )
