@@ -40,7 +40,8 @@ class Span:
         return f"{self.file or '<rules>'}:{self.line}:{self.column}"
 
 
-def _span() -> Span | None:
+def span_field() -> Span | None:
+    """A node's ``span`` field: optional, and never part of its equality or repr."""
     return field(default=None, compare=False, repr=False)
 
 
@@ -52,7 +53,7 @@ class Var:
     """A logic variable; ``_`` (and names starting with ``_``) are anonymous."""
 
     name: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,7 @@ class Atom:
     """A Prolog atom: ``go``, ``'GO'``, ``none``, ``[]``."""
 
     name: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ class String:
     """A double-quoted string literal."""
 
     value: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class Number:
     """An integer, float or exact rational number."""
 
     value: int | float | Fraction
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ class Iri:
     """A full IRI written ``<http://...>``."""
 
     value: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ class PName:
 
     prefix: str
     local: str
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,7 @@ class Compound:
 
     functor: str
     args: tuple[Term, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class ListTerm:
 
     items: tuple[Term, ...]
     tail: Term | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
@@ -185,7 +186,7 @@ class EventAtom:
 
     name: str
     args: tuple[Term, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +194,7 @@ class TimePoint:
     """A time point ``q`` used as a virtual event at time q (e.g. ``p DURING (0 SEQ 6)``)."""
 
     value: int | float | Fraction
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +204,7 @@ class Binary:
     op: Operator
     left: Pattern
     right: Pattern
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +214,7 @@ class Not:
     negated: Pattern
     left: Pattern
     right: Pattern
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +223,7 @@ class Where:
 
     pattern: Pattern
     condition: Term
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 #: Seconds per window unit.
@@ -240,7 +241,7 @@ class Window:
     pattern: Pattern
     size: int | float | Fraction
     unit: str | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +250,7 @@ class Multiply:
 
     pattern: Pattern
     goal: Term
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +265,7 @@ class Aggregate:
     pattern: Pattern
     result: Var
     window: tuple[str, int | float | Fraction] | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +277,7 @@ class Star:
     """
 
     pattern: Pattern
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 Pattern = EventAtom | TimePoint | Binary | Not | Where | Window | Multiply | Aggregate | Star
@@ -358,7 +359,7 @@ class EventRule:
     body: Pattern
     label: str | None = None
     properties: tuple[tuple[str, Term], ...] = ()
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +368,7 @@ class StaticRule:
 
     head: Term
     body: tuple[Term, ...] = ()
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +376,7 @@ class Directive:
     """``:- goal.`` or an ETALIS directive fact such as ``print_trigger(a/1).``"""
 
     goal: Term
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +389,7 @@ class RdfEvent:
 
     head: EventAtom
     body: tuple[Term, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 Statement = EventRule | StaticRule | Directive | RdfEvent

@@ -8,13 +8,9 @@ and ``?p1 < ?p2 && ?c = ex:a`` is the goal ``P1 < P2, C == ex:a``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from reasoner.language.ast import Span, Term, Var
-
-
-def _span() -> Span | None:
-    return field(default=None, compare=False, repr=False)
+from reasoner.language.ast import Span, Term, Var, span_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +20,7 @@ class Triple:
     subject: Term
     predicate: Term
     object: Term
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +28,7 @@ class Background:
     """``GRAPH <urn:reasoner:graph:knowledge> { triples }``: asked of the background knowledge."""
 
     triples: tuple[Triple, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +36,7 @@ class Filter:
     """``FILTER (expression)`` (or ETALIS's ``DO (...)``), as a rule-language goal."""
 
     condition: Term
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +44,7 @@ class Group:
     """``{ ... }``: stream triples, nested temporal expressions, background blocks, filters."""
 
     items: tuple[Item, ...]
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +54,7 @@ class Join:
     op: str
     left: Expression
     right: Expression
-    span: Span | None = _span()
+    span: Span | None = span_field()
 
 
 Expression = Group | Join
@@ -82,4 +78,4 @@ class Query:
     names: tuple[tuple[str, str], ...]
     prefixes: tuple[tuple[str, str], ...]
     template: tuple[Triple, ...] | None = None
-    span: Span | None = _span()
+    span: Span | None = span_field()
