@@ -94,13 +94,13 @@ def test_explain_prints_a_tree_with_rules_events_and_knowledge(
         "twice(ex:a) from 1 to 2\n"
         f"├─ by rule twice(X)  {r}:5:1\n"
         "│  └─ twice(X) <- warn(X, _) SEQ alarm(X) WHERE rdf(X, ex:sort, ex:Station).\n"
-        "├─ warn(ex:a, \"b\") at 1\n"
+        '├─ warn(ex:a, "b") at 1\n'
         f"│  ├─ by rule warn(X, Y)  {r}:4:1\n"
         "│  │  └─ warn(X, Y) <- alarm(X) WHERE far(X, Y).\n"
         "│  ├─ input alarm(ex:a) at 1\n"
         f'│  └─ where far(X, Y)  {r}:4:30  with X = ex:a, Y = "b"\n'
-        f"│     └─ far(ex:a, \"b\")  [inferred by {r}:3: far(X, Y) :- near(X, Y).]\n"
-        f"│        └─ near(ex:a, \"b\")  [asserted at {r}:2]\n"
+        f'│     └─ far(ex:a, "b")  [inferred by {r}:3: far(X, Y) :- near(X, Y).]\n'
+        f'│        └─ near(ex:a, "b")  [asserted at {r}:2]\n'
         "├─ input alarm(ex:a) at 2\n"
         f"└─ where rdf(X, ex:sort, ex:Station)  {r}:5:43  with X = ex:a\n"
         "   └─ ex:a ex:sort ex:Station  [inferred by rdfs7]\n"
@@ -117,8 +117,7 @@ def test_explain_names_a_line_without_a_derivation(
     detections.write_text('{"name": "c", "args": [], "start": 1, "end": 2}\n', encoding="utf-8")
     assert main(["explain", str(detections)]) == 1
     assert capsys.readouterr().err == (
-        f"reasoner: {detections}:1: no 'why' (write the detections with "
-        "'reasoner run --explain')\n"
+        f"reasoner: {detections}:1: no 'why' (write the detections with 'reasoner run --explain')\n"
     )
 
 

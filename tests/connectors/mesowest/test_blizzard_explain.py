@@ -90,7 +90,9 @@ def test_every_blizzard_detection_names_its_readings_and_knowledge(
                 for fact in _facts(step, "near_station"):
                     assert fact.rule == f"{BLIZZARD_RULES}:{near_station}"
                     assert [p.predicate for p in fact.premises] == [
-                        OM + "ID", ER + "nearStation", OM + "ID"
+                        OM + "ID",
+                        ER + "nearStation",
+                        OM + "ID",
                     ]
             case "blizzardPlace":
                 anchor, station, place, name, km = detection.args
