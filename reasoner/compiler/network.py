@@ -28,6 +28,20 @@ from reasoner.language.printer import to_source
 from reasoner.values import Time
 
 
+class _EveryInputFeeds:
+    """The base of the node kinds whose output may start where any input's starts."""
+
+    __slots__ = ()
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def feeds(self) -> tuple[int, ...]:
+        return self.inputs
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """Matches events ``name/arity`` against argument terms (constants and variables)."""
@@ -114,7 +128,7 @@ class Join:
 
 
 @dataclass(frozen=True, slots=True)
-class Union:
+class Union(_EveryInputFeeds):
     """OR: passes both inputs through, projected onto the variables both bind."""
 
     id: int
@@ -130,10 +144,6 @@ class Union:
     @property
     def inputs(self) -> tuple[int, ...]:
         return (self.left, self.right)
-
-    @property
-    def feeds(self) -> tuple[int, ...]:
-        return self.inputs
 
     sides: ClassVar[tuple[int, ...]] = (0, 1)
 
@@ -185,7 +195,7 @@ class Negation:
 
 
 @dataclass(frozen=True, slots=True)
-class Guard:
+class Guard(_EveryInputFeeds):
     """ETALIS's ``input CNOT negated`` / ``input FNOT negated`` (docs/language.md): occurrences
     of the input with no occurrence of ``negated`` inside them (cnot) or before their end
     (fnot; only as far back as ``memory``, the tightest enclosing window, when there is one).
@@ -206,10 +216,6 @@ class Guard:
     def inputs(self) -> tuple[int, ...]:
         return (self.input, self.negated)
 
-    @property
-    def feeds(self) -> tuple[int, ...]:
-        return self.inputs
-
     sides: ClassVar[tuple[int, ...]] = (0, 2)
 
     def describe(self) -> str:
@@ -218,7 +224,7 @@ class Guard:
 
 
 @dataclass(frozen=True, slots=True)
-class Filter:
+class Filter(_EveryInputFeeds):
     """WHERE conditions and/or a window applied to one input."""
 
     id: int
@@ -234,10 +240,6 @@ class Filter:
         return (self.input,)
 
     @property
-    def feeds(self) -> tuple[int, ...]:
-        return self.inputs
-
-    @property
     def bound(self) -> Time | None:
         return self.window
 
@@ -248,7 +250,7 @@ class Filter:
 
 
 @dataclass(frozen=True, slots=True)
-class Expand:
+class Expand(_EveryInputFeeds):
     """ETALIS's ``event_multiply``: one output per solution of a static goal."""
 
     id: int
@@ -262,10 +264,6 @@ class Expand:
     @property
     def inputs(self) -> tuple[int, ...]:
         return (self.input,)
-
-    @property
-    def feeds(self) -> tuple[int, ...]:
-        return self.inputs
 
     sides: ClassVar[tuple[int, ...]] = (0,)
 
