@@ -41,6 +41,8 @@ _WORDS: dict[str, str] = {
     "DOT": "'.'",
     "SEMICOLON": "';'",
     "BANG": "'!'",
+    "RDF_EVENT": "rdf_event",
+    "$END": "the end of the file",
 }
 
 # Terminals that are term operators: listed together as "an operator".
@@ -61,7 +63,7 @@ def describe_expected(expected: Iterable[str]) -> str:
         expected: names of the terminals the parser could accept.
 
     Returns:
-        A phrase such as ``"expected '<-', ':-' or '.' after the rule head"``.
+        A phrase such as ``"expected '<-', ':-' or '.' after the rule head"``; ``""`` for none.
 
     >>> describe_expected({"END", "NECK", "ARROW", "RULE_TAG", "OP700"})
     "expected '<-', ':-' or '.' after the rule head"
@@ -89,11 +91,18 @@ def describe_expected(expected: Iterable[str]) -> str:
             parts.append(word)
     if has_operator:
         parts.append("an operator")
-    if not parts:
-        return "unexpected input"
-    if len(parts) == 1:
-        return f"expected {parts[0]}"
-    return f"expected {', '.join(parts[:-1])} or {parts[-1]}"
+    return expected_phrase(parts)
+
+
+def expected_phrase(words: list[str]) -> str:
+    """``"expected a, b or c"``; ``""`` for no words.
+
+    >>> expected_phrase(["'('", "a name"]), expected_phrase([])
+    ("expected '(' or a name", '')
+    """
+    if len(words) <= 1:
+        return f"expected {words[0]}" if words else ""
+    return f"expected {', '.join(words[:-1])} or {words[-1]}"
 
 
 def _literal(name: str) -> str:

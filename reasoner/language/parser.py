@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import lark
 from lark import Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from reasoner.errors import Diagnostic, RuleSyntaxError
 from reasoner.language.ast import (
@@ -104,7 +105,7 @@ def parse(text: str, file: str | None = None) -> Program:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise RuleSyntaxError([_syntax_diagnostic(exc, text, file)]) from exc
+        raise RuleSyntaxError([syntax_diagnostic(exc, text, file, _expected)]) from exc
     builder = _ToAst(file, text)
     return Program(_statements(builder.build(tree).children, builder), source=text)
 
@@ -151,30 +152,52 @@ def grammar_cache(name: str = "grammar") -> str | bool:
 # ------------------------------------------------------------------------------ errors
 
 
-def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str | None) -> Diagnostic:
-    lines = text.splitlines()
-    line = getattr(exc, "line", None)
-    column = getattr(exc, "column", None)
-    if isinstance(exc, UnexpectedEOF) or line is None or line < 1:
-        line, column = _end_position(text)
-    found: str
+def syntax_diagnostic(
+    exc: UnexpectedInput,
+    text: str,
+    file: str | None,
+    describe: Callable[[set[str]], str],
+    end: str = "the end of the file",
+    quotes_close_by: str = "the end of the file",
+) -> Diagnostic:
+    """A lark error -> the diagnostic at ``file:line:col`` saying what was expected and what was
+    found (the rule and the EP-SPARQL parsers' one way of reporting bad syntax).
+
+    Args:
+        exc: lark's error.
+        text: the source.
+        file: its name.
+        describe: lark's names of the terminals the parser could accept -> ``"expected ..."``
+            in the language's words (``""`` when there is nothing to say).
+        end: the end of the source, in words.
+        quotes_close_by: where an opened quote has to be closed, in words.
+    """
+    lines = text.splitlines() or [""]
+    line, column = getattr(exc, "line", None), getattr(exc, "column", None)
+    unterminated = False
     if isinstance(exc, UnexpectedToken):
-        found = "the end of the file" if exc.token.type == "$END" else f"'{exc.token}'"
-        if exc.token.type == "$END":
-            line, column = _end_position(text)
+        at_end = exc.token.type == "$END"
+        found = end if at_end else f"'{exc.token}'"
         expected = set(exc.accepts or exc.expected)
     elif isinstance(exc, UnexpectedCharacters):
-        found = f"'{text[exc.pos_in_stream or 0]}'"
+        char = text[exc.pos_in_stream or 0]
+        at_end, found, unterminated = False, f"'{char}'", char in "'\""
         expected = set(exc.allowed or ())
     else:
-        found = "the end of the file"
-        expected = set(getattr(exc, "expected", ()) or ())
-    if isinstance(exc, UnexpectedCharacters) and text[exc.pos_in_stream or 0] in "'\"":
-        message = "unterminated quoted text: expected a closing quote before the end of the file"
+        at_end, found, expected = True, end, set(getattr(exc, "expected", ()) or ())
+    if at_end or not line or line < 1:
+        line, column = len(lines), len(lines[-1]) + 1
+    if unterminated:
+        message = f"unterminated quoted text: expected a closing quote before {quotes_close_by}"
     else:
-        message = f"{describe_expected(_spell(name) for name in expected)}, found {found}"
-    source_line = lines[line - 1] if 0 < line <= len(lines) else None
-    return Diagnostic(message, Span(file, line, column or 1), "error", source_line)
+        said = describe(expected)
+        message = f"{said}, found {found}" if said else f"unexpected {found}"
+    source = lines[line - 1] if 0 < line <= len(lines) else None
+    return Diagnostic(message, Span(file, line, column or 1), "error", source)
+
+
+def _expected(names: set[str]) -> str:
+    return describe_expected(_spell(name) for name in names)
 
 
 def _spell(name: str) -> str:
@@ -183,11 +206,6 @@ def _spell(name: str) -> str:
         pattern = _parser().get_terminal(name).pattern
         return f"'{pattern.value}'"
     return name
-
-
-def _end_position(text: str) -> tuple[int, int]:
-    lines = text.splitlines() or [""]
-    return len(lines), len(lines[-1]) + 1
 
 
 # ------------------------------------------------------------------------- tree -> AST

@@ -175,6 +175,44 @@ def test_syntax_errors_name_the_place(text: str, line: int, column: int, message
     ("text", "line", "column", "message"),
     [
         (
+            'SELECT ?x { ?x <urn:p> "ab }',
+            1,
+            24,
+            "unterminated quoted text: expected a closing quote before the end of the line",
+        ),
+        (
+            "SELECT ?x {",
+            1,
+            12,
+            "expected '{', '}', DO, FILTER, GRAPH, a literal, a name, a number, a prefixed name, "
+            "a variable, an IRI, false or true, found the end of the query",
+        ),
+        (
+            "SELECT ?x { ?x <urn:p> ?y }\n}",
+            2,
+            1,
+            "expected DO, FILTER, SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL or UNION, WITHIN or "
+            "the end of the query, found '}'",
+        ),
+    ],
+)
+def test_syntax_errors_read_like_the_rule_parsers(
+    text: str, line: int, column: int, message: str
+) -> None:
+    # One diagnostic for both languages: file:line:col, the source line, what was expected.
+    with pytest.raises(RuleSyntaxError) as caught:
+        parse_query(text, "q.rq")
+    source = text.splitlines()[line - 1]
+    assert (
+        str(caught.value)
+        == f"q.rq:{line}:{column}: {message}\n    {source}\n    {' ' * (column - 1)}^"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        (
             "SELECT ?x {\n GRAPH <urn:reasoner:graph:knowledge> { ?x <urn:p> ?y } }",
             1,
             11,

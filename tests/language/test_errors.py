@@ -67,6 +67,13 @@ SYNTAX = [
         "unterminated quoted text: expected a closing quote before the end of the file",
     ),
     ("c <- (a).-3.", 1, 10, "expected a number or a duration such as 20s, found '-3'"),
+    (
+        "a. )",
+        1,
+        4,
+        "expected a term, ':-', '(', '[', '!', rdf_event, the end of the file or an operator, "
+        "found ')'",
+    ),
     ("a :- b c.", 1, 8, "expected '.', '(', ',', ';', '->' or an operator, found 'c'"),
     (
         "5.",

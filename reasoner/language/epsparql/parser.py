@@ -16,10 +16,10 @@ from typing import Any
 
 import lark
 from lark import Token, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput
 
-from reasoner.errors import Diagnostic, ReasonerError, RuleSyntaxError
-from reasoner.language.ast import Atom, Compound, Iri, Number, PName, Span, String, Term, Var
+from reasoner.errors import ReasonerError, RuleSyntaxError
+from reasoner.language.ast import Atom, Compound, Iri, Number, PName, String, Term, Var
 from reasoner.language.epsparql.query import (
     Background,
     Expression,
@@ -29,7 +29,8 @@ from reasoner.language.epsparql.query import (
     Query,
     Triple,
 )
-from reasoner.language.parser import SourceTransformer, grammar_cache
+from reasoner.language.messages import expected_phrase
+from reasoner.language.parser import SourceTransformer, grammar_cache, syntax_diagnostic
 from reasoner.vocab import RDF, XSD
 
 #: Datatypes whose literals are numbers (as the triple view reads them).
@@ -107,7 +108,13 @@ def parse_query(text: str, file: str | None = None) -> Query:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise RuleSyntaxError([_syntax_diagnostic(exc, text, file)]) from exc
+        raise RuleSyntaxError(
+            [
+                syntax_diagnostic(
+                    exc, text, file, _expected, "the end of the query", "the end of the line"
+                )
+            ]
+        ) from exc
     query: Query = _ToQuery(file, text).build(tree)
     return query
 
@@ -139,26 +146,8 @@ def _parser() -> lark.Lark:
     )
 
 
-def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str | None) -> Diagnostic:
-    lines = text.splitlines() or [""]
-    line, column = getattr(exc, "line", None), getattr(exc, "column", None)
-    if isinstance(exc, UnexpectedToken):
-        at_end = exc.token.type == "$END"
-        found = "the end of the query" if at_end else f"'{exc.token}'"
-        expected = set(exc.accepts or exc.expected)
-    elif isinstance(exc, UnexpectedCharacters):
-        at_end = False
-        found = f"'{text[exc.pos_in_stream or 0]}'"
-        expected = set(exc.allowed or ())
-    else:
-        at_end, found, expected = True, "the end of the query", set()
-    if at_end or isinstance(exc, UnexpectedEOF) or not line or line < 1:
-        line, column = len(lines), len(lines[-1]) + 1
-    words = sorted({_WORDS.get(name, _spell(name)) for name in expected})
-    said = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-    message = f"expected {said}, found {found}" if words else f"unexpected {found}"
-    source = lines[line - 1] if 0 < line <= len(lines) else None
-    return Diagnostic(message, Span(file, line, column or 1), "error", source)
+def _expected(names: set[str]) -> str:
+    return expected_phrase(sorted({_WORDS.get(name, _spell(name)) for name in names}))
 
 
 def _spell(name: str) -> str:
