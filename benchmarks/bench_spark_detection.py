@@ -1,18 +1,42 @@
-"""Detection on Spark: the streaming query's micro-batch latency and state size per key.
+"""Detection on Spark: archive replay against ``reasoner run --workers 2``, and streaming.
 
-**Streaming** (``reasoner spark stream``): a stock ticker of ``--companies`` companies
-(random walks, one quote per company per time unit) written as ``--files`` JSON-lines files,
-taken one file per micro-batch (``available-now``) by the query on local Spark
-(``--master``, default ``local[2]``), through a per-company rise within 10 time units and a
-moving average over 5. Reported: events/s over the whole query, the micro-batches' latency
-(Spark's ``triggerExecution`` time of each batch with data: p50, p99, max), and the state per
-key (the state store's memory over its rows: a key's engine snapshot and waiting events), with
-Spark's default state store or RocksDB (``--rocksdb``). The
-detections are checked equal to one engine's over all files. Spark's start is not timed. The
-machine may be shared (the load average is printed): the numbers are noisy.
+**Replay** (``reasoner spark replay``). A synthetic MesoWest archive (``--stations`` stations
+at 3 sizes, ``--days`` days, readings every 20 minutes, from the generator in
+connectors/mesowest; one CSV file per station) runs through a station-keyed program (cold
+readings, cold spells within two hours per station, both keyed) with a global rule after it (an
+alarm for every two-hour spell, any station). Per size:
 
-    python benchmarks/bench_spark_detection.py             # 1,000 companies x 20 files x 10
-    python benchmarks/bench_spark_detection.py --quick     # a smoke run
+* ``reasoner run --workers 2`` (a subprocess, niced): wall time and CPU time (its workers
+  included);
+* ``reasoner spark replay`` on local[2] (the session started before timing): wall time and
+  CPU time of the driver, the JVM and Spark's Python workers;
+* the outputs compared byte for byte.
+
+Then how the cost grows (CPU seconds fitted as a fixed part plus a part per event, for both),
+and, on the largest archive, the keyed stage alone in the two ways Spark can run it: the RDD
+``groupByKey`` + ``mapPartitions`` that replay uses, and the grouped-pandas ``applyInPandas``
+(Arrow) alternative written here for the comparison; both run the same per-key function.
+
+**Streaming** (``reasoner spark stream``). A stock ticker of ``--companies`` companies (random
+walks, one quote per company per time unit) written as ``--files`` JSON-lines files, taken one
+file per micro-batch (``available-now``) by the query on local Spark (``--master``, default
+``local[2]``), through a per-company rise within 10 time units and a moving average over 5.
+Reported: events/s over the whole query, the micro-batches' latency (Spark's
+``triggerExecution`` time of each batch with data: p50, p99, max), and the state per key (the
+state store's memory over its rows: a key's engine snapshot and waiting events), with Spark's
+default state store or RocksDB (``--rocksdb``). The detections are checked equal to one
+engine's over all files. Spark's start is not timed.
+
+The machine may be shared: the load average is printed, and events per CPU second are the
+numbers to compare when wall times are stretched by other people's work. Peak memory: the
+driver's, the JVM's, and the largest Python worker's.
+
+    python benchmarks/bench_spark_detection.py                 # replay at 50, 200, 800
+                                                               # stations x 2 days; streaming
+                                                               # 1,000 companies x 20 files
+    python benchmarks/bench_spark_detection.py --quick         # a smoke run of both
+    python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2
+    python benchmarks/bench_spark_detection.py --only streaming --rocksdb
 """
 
 from __future__ import annotations
@@ -20,21 +44,225 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import random
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from connectors.spark.session import get_session
-from connectors.spark.stream import Sink, build_query, make_job
-from reasoner.language.parser import parse
-from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Event
+ROOT = Path(__file__).resolve().parent.parent
 
-RULES = """
+RULES = r"""
+cold(S, T) <- sensor_reading(S, T, Temp, _, _, _, _, _, _) WHERE Temp < 30.
+spell(S, T1, T2) <- (cold(S, T1) SEQ cold(S, T2)).2h.
+alarm(T2) <- spell(_, T1, T2) WHERE T2 - T1 >= 7200.
+"""
+
+FULL, QUICK = (50, 200, 800), (6, 12)
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and every live descendant."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry)] = fields
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        if p in stats:
+            total += (int(stats[p][11]) + int(stats[p][12])) / tick
+        todo += children.get(p, [])
+    return total
+
+
+def _peak_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def _descendants(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            if parent == pid:
+                found.append(int(entry))
+                found += _descendants(int(entry))
+    return found
+
+
+def make_archive(folder: Path, stations: int, days: float, seed: int = 7) -> list[Path]:
+    """One MesoWest CSV file per synthetic station (storms at a tenth of them)."""
+    from datetime import UTC, datetime, timedelta
+
+    from connectors.mesowest.generator import Storm, generate
+    from connectors.mesowest.station import Station
+
+    rng = random.Random(seed)
+    table = [
+        Station(
+            f"S{i:05d}",
+            f"Station {i}",
+            rng.uniform(37, 47),
+            rng.uniform(-121, -103),
+            rng.uniform(2000, 9000),
+        )
+        for i in range(stations)
+    ]
+    start = datetime(2021, 1, 10, tzinfo=UTC)
+    storms = [
+        Storm(s.id, start + timedelta(hours=rng.uniform(0, days * 24 - 8)), hours=8)
+        for s in rng.sample(table, max(1, stations // 10))
+    ]
+    return generate(folder, table, days, seed, storms, interval_minutes=20)
+
+
+def run_cli(rules: Path, files: list[Path], out: Path) -> dict[str, Any]:
+    """``reasoner run --workers 2``, niced, in a subprocess: wall and CPU seconds."""
+    argv = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--format", "mesowest"]
+    for f in files:
+        argv += ["--events", str(f)]
+    argv += ["--workers", "2", "--output", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(["nice", *argv], capture_output=True, text=True, cwd=ROOT, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 3):
+        raise SystemExit(done.stderr)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": after.ru_maxrss / 1024}
+
+
+def run_spark(sc: Any, rules: Path, folder: Path, out: Path) -> dict[str, Any]:
+    """``reasoner spark replay`` in this process: wall and CPU seconds of the whole tree."""
+    from connectors.cli import main
+
+    me = os.getpid()
+    cpu0, started = _tree_cpu(me), time.perf_counter()
+    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events", str(folder)]
+    status = main([*argv, "--out", str(out)])
+    wall, cpu = time.perf_counter() - started, _tree_cpu(me) - cpu0
+    if status not in (0, 3):
+        raise SystemExit(f"spark replay failed ({status})")
+    jvm = sc._gateway.proc.pid
+    workers = [p for p in _descendants(jvm)]
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "jvm_peak_mb": _peak_kb(jvm) / 1024,
+        "worker_peak_mb": max((_peak_kb(p) for p in workers), default=0) / 1024,
+    }
+
+
+def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, float]]:
+    """The keyed stage alone, as RDD groupByKey + mapPartitions and as applyInPandas."""
+    import math
+
+    from pyspark.sql import SparkSession
+
+    from connectors.spark import replay as r
+    from connectors.spark.detect import Stage, detect
+    from reasoner.language.ast import event_arities
+    from reasoner.language.loader import load_rules
+    from reasoner.runtime.parallel import order_key
+
+    program = load_rules([rules])
+    partitioning = r.analyse(program)
+    keyed, _ = partitioning.stages(program)
+    archive = r.Archive(r.check_files([str(folder)]), "mesowest", program)
+    arities = event_arities(program)
+    records = (
+        sc.parallelize(list(enumerate(archive.files)), len(archive.files))
+        .mapPartitions(lambda files: r._read(archive, arities, files))
+        .filter(lambda x: x[0] == r._EVENT and x[3] is None)
+        .map(lambda x: (x[1], x[2]))
+        .cache()
+    )
+    records.count()
+    until = records.map(lambda x: x[1][3]).max()
+    options = {
+        "policy": "unrestricted",
+        "tie_break": "longer",
+        "max_span": None,
+        "provenance": False,
+        "lateness": 0,
+    }
+    stage = Stage(keyed, tuple(sorted(options.items())))
+    reads = set(partitioning.reads)
+    out: dict[str, dict[str, float]] = {}
+
+    me = os.getpid()
+    cpu0, started = _tree_cpu(me), time.perf_counter()
+    count = r._keyed(records, stage, partitioning, until, reads).filter(lambda x: x[0] == 0).count()
+    out["rdd_mapPartitions"] = {
+        "wall_s": time.perf_counter() - started,
+        "cpu_s": _tree_cpu(me) - cpu0,
+        "records": count,
+    }
+
+    keys = partitioning.key_positions()
+    spark = SparkSession.builder.getOrCreate()
+
+    def rows(item: tuple[int, Any]) -> Iterator[tuple[str, float, int, bytes]]:
+        seq, event = item
+        position = keys.get((event[0], len(event[1])))
+        if position is not None:
+            yield repr(event[1][position]), float(event[3]), seq, pickle.dumps(event)
+
+    def per_key(frame: Any) -> Any:
+        import pandas as pd
+
+        frame = frame.sort_values(["end", "seq"])
+        events = zip(frame["seq"], map(pickle.loads, frame["event"]), strict=True)
+        derived, _ = detect(stage, ((int(s), e) for s, e in events), until)
+        found = [d for _, plain in derived for d in plain]
+        return pd.DataFrame(
+            {
+                "order": [pickle.dumps(order_key(d)) for d in found],
+                "detection": [pickle.dumps(d) for d in found],
+            }
+        )
+
+    cpu0, started = _tree_cpu(me), time.perf_counter()
+    frame = spark.createDataFrame(
+        records.flatMap(rows), "key string, end double, seq long, event binary"
+    )
+    count = frame.groupBy("key").applyInPandas(per_key, "order binary, detection binary").count()
+    out["applyInPandas"] = {
+        "wall_s": time.perf_counter() - started,
+        "cpu_s": _tree_cpu(me) - cpu0,
+        "records": count,
+    }
+    records.unpersist()
+    assert math.isfinite(until)
+    return out
+
+
+TICKER_RULES = """
 rise(C, P1, P2) <- (quote(C, P1) SEQ quote(C, P2)).10 WHERE P2 > 1.05 * P1.
 avg(C, A) <- aggregate(avg(P), quote(C, P), A, count(5)).
 """
@@ -43,8 +271,10 @@ avg(C, A) <- aggregate(avg(P), quote(C, P), A, count(5)).
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
-def quotes(companies: int, files: int, per_file: int, seed: int = 7) -> list[list[Event]]:
+def quotes(companies: int, files: int, per_file: int, seed: int = 7) -> list[list[Any]]:
     """Each file's quotes: ``per_file`` time units, one quote per company each."""
+    from reasoner.runtime.events import Event
+
     rng = random.Random(seed)
     prices = [100.0] * companies
     out = []
@@ -58,7 +288,7 @@ def quotes(companies: int, files: int, per_file: int, seed: int = 7) -> list[lis
     return out
 
 
-def _write(folder: Path, number: int, events: list[Event]) -> None:
+def _write(folder: Path, number: int, events: list[Any]) -> None:
     aside = folder.parent / f".{number}"
     with open(aside, "w", encoding="utf-8") as f:
         for e in events:
@@ -69,6 +299,12 @@ def _write(folder: Path, number: int, events: list[Event]) -> None:
 
 
 def streaming(args: argparse.Namespace) -> dict[str, Any]:
+    """The streaming part: the query over the ticker's files, one per micro-batch."""
+    from connectors.spark.session import get_session
+    from connectors.spark.stream import Sink, build_query, make_job
+    from reasoner.language.parser import parse
+    from reasoner.runtime.engine import Engine
+
     files = quotes(args.companies, args.files, args.per_file)
     events = sum(len(f) for f in files)
     spark = get_session(master=args.master).newSession()
@@ -81,7 +317,7 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
         source.mkdir()
         for number, batch in enumerate(files):
             _write(source, number, batch)
-        job = make_job(None, parse(RULES), fmt="jsonl", lateness=0, options={})
+        job = make_job(None, parse(TICKER_RULES), fmt="jsonl", lateness=0, options={})
         sink = Sink(base / "out", lambda detections: None)
         query = (
             build_query(spark, job, str(source), files_per_batch=1)
@@ -97,7 +333,7 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
         latencies = sorted(p["durationMs"]["triggerExecution"] / 1000 for p in progress)
         state = query.lastProgress["stateOperators"][0]
         detections = sink.counts["detection"]
-    engine = Engine(RULES)
+    engine = Engine(TICKER_RULES)
     expected = sum(len(engine.push(e)) for batch in files for e in batch)
     assert detections == expected, (detections, expected)
     return {
@@ -118,30 +354,123 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--companies", type=int, default=1000)
-    parser.add_argument("--files", type=int, default=20)
-    parser.add_argument("--per-file", type=int, default=10, help="time units per file")
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--partitions", type=int, default=2, help="the state's partitions")
-    parser.add_argument(
+def growth(rows: list[dict[str, Any]], side: str) -> dict[str, float] | None:
+    """CPU seconds as a fixed part plus a part per event (least squares over the sizes)."""
+    if len(rows) < 2:
+        return None
+    xs = [r["events"] for r in rows]
+    ys = [r[side]["cpu_s"] for r in rows]
+    slope, fixed = statistics.linear_regression(xs, ys)
+    return {"fixed_cpu_s": fixed, "cpu_ms_per_event": 1000 * slope}
+
+
+def replay(sizes: Sequence[int], days: float, kernels: bool) -> dict[str, Any]:
+    """The replay part: each size through both, the growth, the keyed stage's two ways."""
+    from connectors.spark.session import get_session
+
+    sc = get_session(master="local[2]").sparkContext
+    rows = []
+    found: dict[str, Any] = {"sizes": rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        rules = work / "cold.event"
+        rules.write_text(RULES, encoding="utf-8")
+        for stations in sizes:
+            folder = work / f"archive{stations}"
+            files = make_archive(folder, stations, days)
+            events = sum(
+                sum(1 for line in f.read_text().splitlines() if line.startswith("S0"))
+                for f in files
+            )
+            print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            run = run_cli(rules, files, work / "run.jsonl")
+            spark = run_spark(sc, rules, folder, work / "spark")
+            same = (work / "run.jsonl").read_bytes() == (
+                work / "spark" / "detections.jsonl"
+            ).read_bytes()
+            detections = len((work / "run.jsonl").read_text().splitlines())
+            row = {
+                "stations": stations,
+                "events": events,
+                "detections": detections,
+                "equal": same,
+                "run": run,
+                "spark": spark,
+            }
+            for side in ("run", "spark"):
+                row[side]["events_per_s"] = events / row[side]["wall_s"]
+                row[side]["events_per_cpu_s"] = events / row[side]["cpu_s"]
+            row["ratio_wall"] = row["spark"]["events_per_s"] / row["run"]["events_per_s"]
+            row["ratio_cpu"] = row["spark"]["events_per_cpu_s"] / row["run"]["events_per_cpu_s"]
+            rows.append(row)
+            print(
+                f"{stations:>6} stations {events:>9,} events {detections:>8,} detections "
+                f"equal={same}  run --workers 2: {row['run']['events_per_s']:>8,.0f} ev/s "
+                f"({row['run']['events_per_cpu_s']:,.0f} per CPU s)  spark local[2]: "
+                f"{row['spark']['events_per_s']:>8,.0f} ev/s "
+                f"({row['spark']['events_per_cpu_s']:,.0f} per CPU s)  spark/run: "
+                f"{row['ratio_wall']:.2f} wall, {row['ratio_cpu']:.2f} per CPU s  peak MB: run "
+                f"{run['peak_mb']:.0f}, driver {spark['driver_peak_mb']:.0f}, JVM "
+                f"{spark['jvm_peak_mb']:.0f}, worker {spark['worker_peak_mb']:.0f}"
+            )
+        for side in ("run", "spark"):
+            fit = found[f"growth_{side}"] = growth(rows, side)
+            if fit is not None:
+                print(
+                    f"growth, {side}: {fit['fixed_cpu_s']:.1f} CPU s fixed + "
+                    f"{fit['cpu_ms_per_event']:.3f} CPU ms per event"
+                )
+        if kernels:
+            found["keyed_stage"] = keyed_kernels(sc, rules, work / f"archive{sizes[-1]}")
+            for name, k in found["keyed_stage"].items():
+                print(
+                    f"keyed stage, {sizes[-1]} stations, {name}: {k['wall_s']:.1f} s wall, "
+                    f"{k['cpu_s']:.1f} CPU s, {k['records']:,} records"
+                )
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run of both parts")
+    parser.add_argument("--only", choices=("replay", "streaming"), help="one part only")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON")
+    parser.add_argument("--master", default="local[2]", help="Spark master (streaming)")
+    replay_args = parser.add_argument_group("replay")
+    replay_args.add_argument("--stations", type=int, nargs="+", help="archive sizes (stations)")
+    replay_args.add_argument("--days", type=float, help="days per archive (default 2; quick 1)")
+    replay_args.add_argument(
+        "--no-kernels", action="store_true", help="skip the keyed stage's two ways"
+    )
+    streaming_args = parser.add_argument_group("streaming")
+    streaming_args.add_argument("--companies", type=int, default=1000)
+    streaming_args.add_argument("--files", type=int, default=20)
+    streaming_args.add_argument("--per-file", type=int, default=10, help="time units per file")
+    streaming_args.add_argument("--partitions", type=int, default=2, help="the state's partitions")
+    streaming_args.add_argument(
         "--rocksdb", action="store_true", help="the RocksDB state store (default: Spark's own)"
     )
-    parser.add_argument("--quick", action="store_true", help="20 companies, 4 files")
-    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.quick:
         args.companies, args.files = 20, 4
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    rows = [streaming(args)]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    for row in rows:
-        row["driver_peak_mb"] = round(peak)
+    found: dict[str, Any] = {}
+    equal = True
+    if args.only != "streaming":
+        sizes = args.stations or (QUICK if args.quick else FULL)
+        days = args.days or (1 if args.quick else 2)
+        found["replay"] = replay(sizes, days, not args.no_kernels)
+        equal = all(r["equal"] for r in found["replay"]["sizes"])
+    if args.only != "replay":
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        row = streaming(args)
+        row["driver_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         print(json.dumps(row))
+        found["streaming"] = [row]
     if args.json:
-        args.json.write_text(json.dumps(rows), encoding="utf-8")
+        args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
+    return 0 if equal else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())

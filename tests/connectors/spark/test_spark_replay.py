@@ -234,14 +234,15 @@ def test_parquet_output_holds_the_json_lines_detections(
 def test_benchmark_quick_run_compares_equal_outputs(spark: SparkSession, tmp_path: Path) -> None:
     import importlib.util
 
-    path = ROOT / "benchmarks" / "bench_spark_replay.py"
-    spec = importlib.util.spec_from_file_location("bench_spark_replay", path)
+    path = ROOT / "benchmarks" / "bench_spark_detection.py"
+    spec = importlib.util.spec_from_file_location("bench_spark_detection", path)
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     out = tmp_path / "bench.json"
-    assert bench.main(["--stations", "3", "--days", "0.5", "--json", str(out)]) == 0
-    found = json.loads(out.read_text())
+    argv = ["--only", "replay", "--stations", "3", "--days", "0.5", "--json", str(out)]
+    assert bench.main(argv) == 0
+    found = json.loads(out.read_text())["replay"]
     [size] = found["sizes"]
     assert (size["stations"], size["events"], size["equal"]) == (3, 3 * 36, True)
     kernels = found["keyed_stage"]
