@@ -127,6 +127,13 @@ def _add_input(group: Any) -> None:
         "--serve live view; default: as fast as the engine goes",
     )
     group.add_argument(
+        "--until",
+        type=float,
+        metavar="T",
+        help="at the end of the stream, move the clock on to time T (if the stream ended "
+        "before it): time points, aggregate windows and alarms due by then fire",
+    )
+    group.add_argument(
         "--strict",
         action="store_true",
         help=f"stop at the first malformed line or rejected event (exit status {STOPPED}), "
@@ -273,6 +280,8 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("give rule files, or a query with --query")
     if args.only and args.query is not None:
         raise ReasonerError("--only does not go with --query: the query's results are written")
+    if args.until is not None and args.workers is not None:
+        raise ReasonerError("--until does not work with --workers yet")
     watcher = _watcher(args)  # (first: it notes the files' times before it reads them)
     if watcher is not None:
         program = watcher.program()
@@ -402,6 +411,9 @@ def run(args: argparse.Namespace) -> int:
                 stopped = True
             # A stream cut short has no end: nothing is derived from its end.
             final = [] if interrupted or stopped else engine.flush()
+            if args.until is not None and not (interrupted or stopped):
+                until = int(args.until) if args.until.is_integer() else args.until
+                final += engine.advance(until) if until > engine.now else []  # type: ignore[union-attr]
             publish(final)
             counts["written"] += _write(writer, pending + final, only)
     except BrokenPipeError:

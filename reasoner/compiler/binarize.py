@@ -26,6 +26,7 @@ from reasoner.compiler.network import (
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
+    INTERVAL_GOALS,
     Aggregate,
     Atom,
     Binary,
@@ -102,9 +103,10 @@ def conjunction(parts: list[Term]) -> Term:
 
 
 def reads_interval(condition: Term) -> bool:
-    """Whether a condition calls ETALIS's ``t1/1`` or ``t2/1`` (the occurrence's interval)."""
+    """Whether a condition calls ETALIS's ``t1/1``, ``t2/1`` or ``current_datime/1`` (the
+    occurrence's interval)."""
     match condition:
-        case Compound("t1" | "t2", (_,)):
+        case Compound(name, (_,)) if name in INTERVAL_GOALS:
             return True
         case Compound(_, args):
             return any(reads_interval(a) for a in args if isinstance(a, Compound))

@@ -78,7 +78,9 @@ def compile_program(
         for alternative in alternatives(rule.head, body):
             first = binarizer.next_id
             node, names = binarizer.compile(alternative, policy)
-            outputs.append(Output(index, node, rule.head, names, rule.label, rule.span, first))
+            outputs.append(
+                Output(index, node, rule.head, names, rule.label, rule.span, first, rule.alarm)
+            )
     nodes = tuple(binarizer.nodes)
     return Network(
         nodes=nodes,

@@ -22,7 +22,7 @@ from fractions import Fraction
 from math import inf
 from typing import ClassVar
 
-from reasoner.language.ast import EventAtom, Span, Term
+from reasoner.language.ast import Alarm, EventAtom, Span, Term
 from reasoner.language.operators import Operator, join_interval
 from reasoner.language.printer import to_source
 from reasoner.values import Time
@@ -342,6 +342,8 @@ class Output:
     #: The id of the first node created for this body (those up to the next output's are its
     #: own): what orders deliveries between bodies (:func:`delivery_ranks`).
     first_node: int = 0
+    #: ETALIS's timer: the head is derived when the clock reaches its time.
+    alarm: Alarm | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,7 +366,10 @@ class Network:
                 line += f"  horizon {_time(horizon[node.id])}"  # type: ignore[arg-type]
             lines.append(line)
         for out in self.outputs:
-            lines.append(f"rule {out.rule}: {to_source(out.head)} <- n{out.input}")
+            head = to_source(out.head)
+            if out.alarm is not None:
+                head = f"{out.alarm.functor}({head}, {to_source(out.alarm.time)})"
+            lines.append(f"rule {out.rule}: {head} <- n{out.input}")
         return "\n".join(lines) + "\n"
 
 

@@ -444,6 +444,18 @@ def _minus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         yield (t2, t1, value)  # type: ignore[misc]
 
 
+def _plus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
+    """ETALIS's ``datime_plus_sec(T1, S, T2)``: T2 = T1 + S seconds (times are numbers)."""
+    t1, seconds, t2 = pattern
+    if not is_number(t1) or not is_number(seconds):
+        if t1 is None or seconds is None:
+            raise EvaluationError("datime_plus_sec/3 needs its first two arguments bound")
+        return
+    value = t1 + seconds  # type: ignore[operator]
+    if t2 is None or t2 == value:
+        yield (t1, seconds, value)  # type: ignore[misc]
+
+
 #: Relational built-ins by ``(name, arity)``, called like ``Knowledge.solve``.
 RELATIONS: dict[tuple[str, int], Relation] = {
     ("atom_length", 2): _length("atom_length"),
@@ -462,4 +474,5 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("min", 3): _choose("min", min),
     ("max", 3): _choose("max", max),
     ("datime_minus_datime", 3): _minus,
+    ("datime_plus_sec", 3): _plus,
 }

@@ -39,6 +39,7 @@ from reasoner.knowledge.builtins import (
     Relation,
 )
 from reasoner.language.ast import (
+    INTERVAL_GOALS,
     Atom,
     Compound,
     Iri,
@@ -55,9 +56,6 @@ from reasoner.values import IRI, Struct, Value
 from reasoner.vocab import OWL, RDF, RDFS, XSD
 
 Env = dict[str, Value]
-#: Where a condition on a pattern finds the occurrence's interval (``t1/1``, ``t2/1``): keys
-#: no variable name can take.
-INTERVAL = {"t1": "$start", "t2": "$end"}
 Solver = Callable[[Env, Knowledge], Iterator[Env]]
 Tester = Callable[[Env, Knowledge], bool]
 Expression = Callable[[Env], Value]
@@ -305,8 +303,8 @@ class _Compiler:
                 return self.if_then_else(self.goal(c), self.goal(t), _FAIL)
             case Compound("do", (action,)):
                 return self.action(action)
-            case Compound("t1" | "t2" as which, (target,)):
-                return self.interval(INTERVAL[which], target)
+            case Compound(which, (target,)) if which in INTERVAL_GOALS:
+                return self.interval(INTERVAL_GOALS[which], target)
             case Compound("\\+" | "not", (g,)):
                 inner = self.goal(g).test
                 return _test_node(lambda env, kb: not inner(env, kb))
@@ -333,7 +331,9 @@ class _Compiler:
 
         def solve(env: Env, kb: Knowledge) -> Iterator[Env]:
             if key not in env:
-                raise EngineError("t1/1 and t2/1 are only known in a condition on a pattern")
+                raise EngineError(
+                    "t1/1, t2/1 and current_datime/1 are only known in a condition on a pattern"
+                )
             current = get(env)
             if current is not None:
                 if current == env[key]:

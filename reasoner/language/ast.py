@@ -120,6 +120,11 @@ class ListTerm:
 
 Term = Var | Atom | String | Number | Iri | PName | Compound | ListTerm
 
+#: ETALIS's goals reading the interval of the occurrence a condition is on, and where the
+#: condition finds it (keys no variable name can take): ``t1/1`` its start, ``t2/1`` its
+#: end, ``current_datime/1`` ETALIS's clock when the condition runs, which is the end too.
+INTERVAL_GOALS = {"t1": "$start", "t2": "$end", "current_datime": "$end"}
+
 #: ETALIS's goals written as operands of a pattern: ``p SEQ prolog(Goal)`` is ``p WHERE Goal``.
 PATTERN_GOALS = frozenset({("prolog", 1), ("check", 1)})
 
@@ -347,12 +352,32 @@ def event_arities(program: Program) -> dict[str, set[int]]:
 
 
 @dataclass(frozen=True, slots=True)
+class Alarm:
+    """ETALIS's timer on a rule's head (``exceptionAlarm(Head, Delay) <- body``, or with
+    ``absolute``, ``exceptionAlarmAbsoluteDatime(Head, Time)``): the head is derived when the
+    stream's clock reaches ``end + Delay`` (or ``Time``), not when the body is detected."""
+
+    time: Term
+    absolute: bool = False
+
+    @property
+    def functor(self) -> str:
+        """ETALIS's name for it."""
+        return "exceptionAlarmAbsoluteDatime" if self.absolute else "exceptionAlarm"
+
+
+#: ETALIS's alarm heads by functor: whether the time is absolute.
+ALARMS = {"exceptionAlarm": False, "exceptionAlarmAbsoluteDatime": True}
+
+
+@dataclass(frozen=True, slots=True)
 class EventRule:
     """``[label 'rule:'] head <- body.`` with optional rule properties.
 
     ``properties`` holds ``(name, value)`` pairs such as ``("event_rule_window", Number(3))``
     or ``("consumption_policy", Atom("recent"))``, from the label's list or from
-    ``event_rule_property/3`` directives.
+    ``event_rule_property/3`` directives. ``alarm``: the head is derived later (ETALIS's
+    ``exceptionAlarm(head, Delay) <- body``).
     """
 
     head: EventAtom
@@ -360,6 +385,7 @@ class EventRule:
     label: str | None = None
     properties: tuple[tuple[str, Term], ...] = ()
     span: Span | None = span_field()
+    alarm: Alarm | None = field(default=None, metadata={"dump": "when set"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +494,9 @@ def _dump(node: object) -> str:
             parts = [
                 f"{f.name}={_dump(getattr(node, f.name))}"
                 for f in fields(node)  # type: ignore[arg-type]
-                if f.compare and f.name != "source"
+                if f.compare
+                and f.name != "source"
+                and (getattr(node, f.name) is not None or "dump" not in f.metadata)
             ]
             return f"{type(node).__name__}({', '.join(parts)})"
         case _:

@@ -19,20 +19,25 @@ from reasoner.language.aggregates import aggregate_function, group_variables
 from reasoner.language.ast import (
     PATTERN_GOALS,
     Aggregate,
+    Alarm,
     Atom,
     Binary,
     Compound,
     Directive,
     EventAtom,
     EventRule,
+    Iri,
+    ListTerm,
     Multiply,
     Not,
     Number,
     Pattern,
+    PName,
     Program,
     RdfEvent,
     Span,
     Star,
+    String,
     Term,
     TimePoint,
     Var,
@@ -246,22 +251,30 @@ def _problems(program: Program) -> list[_Problem]:
     return out
 
 
-#: ETALIS's timer heads, ``exceptionAlarm(Event, Seconds) <- p``: not supported (they would
-#: read as rules deriving an event of that name).
-ALARMS = frozenset({("exceptionAlarm", 2), ("exceptionAlarmAbsoluteDatime", 2)})
+def _alarm_time_ok(alarm: Alarm) -> bool:
+    """Whether an alarm's time can be a time: anything but a constant that is not a number
+    (or, for a delay, not positive)."""
+    match alarm.time:
+        case Number(value):
+            return alarm.absolute or value > 0
+        case Atom() | String() | ListTerm() | Iri() | PName():
+            return False
+    return True
 
 
 def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
-    if (rule.head.name, len(rule.head.args)) in ALARMS:
-        yield (
-            f"ETALIS's alarm {rule.head.name}(Event, Time) is not supported (it would read as "
-            f"a rule deriving an event named {rule.head.name})",
-            rule.head.span or rule.span,
-            "error",
-        )
     bound = bound_variables(rule.body)
     reported: set[str] = set()
-    for arg in rule.head.args:
+    alarm = () if rule.alarm is None else (rule.alarm.time,)
+    if rule.alarm is not None and not _alarm_time_ok(rule.alarm):
+        yield (
+            f"{rule.alarm.functor}'s time must be "
+            + ("a number" if rule.alarm.absolute else "a positive number of seconds")
+            + f", not {_show(rule.alarm.time)}",
+            getattr(rule.alarm.time, "span", None) or rule.span,
+            "error",
+        )
+    for arg in (*rule.head.args, *alarm):
         for var in term_variables(arg):
             if var.name not in bound and var.name not in reported:
                 reported.add(var.name)

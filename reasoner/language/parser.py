@@ -23,9 +23,11 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from reasoner.errors import Diagnostic, RuleSyntaxError
 from reasoner.language.ast import (
+    ALARMS,
     PATTERN_GOALS,
     UNITS,
     Aggregate,
+    Alarm,
     Atom,
     Binary,
     Compound,
@@ -568,7 +570,12 @@ def _statement(raw: _Raw, builder: _ToAst) -> Statement:
         case "event":
             label_term, head_term, body = raw.parts
             label, properties = _label(label_term, builder)
-            return EventRule(_head(head_term, builder), body, label, properties, raw.span)
+            alarm = None
+            match head_term:
+                case Compound(functor, (event, time)) if functor in ALARMS:
+                    head_term, alarm = event, Alarm(time, ALARMS[functor])
+            head = _head(head_term, builder)
+            return EventRule(head, body, label, properties, raw.span, alarm)
         case "clause":
             head, body = raw.parts
             return StaticRule(_clause_head(head, builder), body, raw.span)

@@ -114,7 +114,7 @@ def to_source(node: Node) -> str:
 
 def _statement(stmt: EventRule | StaticRule | Directive | RdfEvent) -> str:
     match stmt:
-        case EventRule(head, body, label, properties):
+        case EventRule(head, body, label, properties, alarm=alarm):
             prefix = ""
             if properties:
                 props = ", ".join(
@@ -125,7 +125,10 @@ def _statement(stmt: EventRule | StaticRule | Directive | RdfEvent) -> str:
                 prefix = _atom(label)
             if prefix:
                 prefix += " 'rule:' "
-            return f"{prefix}{_event(head)} <- {_pattern(body, 0)}."
+            shown = _event(head)
+            if alarm is not None:
+                shown = f"{alarm.functor}({shown}, {_term(alarm.time, 999)})"
+            return f"{prefix}{shown} <- {_pattern(body, 0)}."
         case StaticRule(head, ()):
             return f"{_term(head, 999)}."
         case StaticRule(head, body):

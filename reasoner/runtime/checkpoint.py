@@ -28,6 +28,7 @@ from reasoner.runtime.aggregates import (
     SlidingWindow,
     StartedAggregateNode,
 )
+from reasoner.runtime.alarms import AlarmTimer
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.nodes import Blockers, ClockNode, GuardNode, JoinNode, NegationNode
 from reasoner.runtime.policies import Store
@@ -57,7 +58,7 @@ def snapshot(engine: Engine) -> bytes:
     state = {
         "fingerprint": fingerprint(engine),
         "now": encode(rt.now),
-        "timers": [_timer(at, order, fire) for at, order, fire in rt.timers],
+        "timers": [_timer(at, order, fire, engine) for at, order, fire in rt.timers],
         # (sorted: the same state gives the same bytes, whatever the set's order)
         "seen": sorted((encode(e) for e in engine._seen), key=json.dumps),
         "buffer": [[encode(end), n, encode(e)] for end, n, e in engine._buffer],
@@ -91,7 +92,7 @@ def restore(engine: Engine, data: bytes) -> None:
     if len(state["nodes"]) != len(nodes):
         raise SnapshotError("the snapshot's network does not match the engine's")
     try:
-        timers = [_unpack_timer(t, nodes) for t in state["timers"]]
+        timers = [_unpack_timer(t, engine) for t in state["timers"]]
         loaded = [(node, _restorer(node, s)) for node, s in zip(nodes, state["nodes"], strict=True)]
         seen = [decode(e) for e in state["seen"]]
         buffer = [(decode(end), n, decode(e)) for end, n, e in state["buffer"]]
@@ -199,7 +200,10 @@ def decode(x: Any) -> Any:
 # ------------------------------------------------------------------------ timers
 
 
-def _timer(at: Any, order: int, fire: Any) -> list[Any]:
+def _timer(at: Any, order: int, fire: Any, engine: Engine) -> list[Any]:
+    if isinstance(fire, AlarmTimer):  # the rule by its place among the engine's outputs
+        place = next(i for i, out in enumerate(engine._outputs) if out is fire.output)
+        return [encode(at), order, "alarm", place, encode(fire.event)]
     if isinstance(fire, partial):
         node = getattr(fire.func, "__self__", None)
         if isinstance(node, SlidingAggregateNode):
@@ -210,9 +214,14 @@ def _timer(at: Any, order: int, fire: Any) -> list[Any]:
     raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
 
 
-def _unpack_timer(t: list[Any], nodes: list[Any]) -> tuple[Any, int, Any]:
+def _unpack_timer(t: list[Any], engine: Engine) -> tuple[Any, int, Any]:
     at, order, kind, node_id = decode(t[0]), int(t[1]), t[2], int(t[3])
-    node = nodes[node_id]
+    if kind == "alarm":
+        event = decode(t[4])
+        if not isinstance(event, Event) or event.end != at:
+            raise ValueError(f"alarm {t[4]!r} does not ring at {at!r}")
+        return at, order, AlarmTimer(event, engine._outputs[node_id], engine._ring)
+    node = engine._nodes[node_id]
     if kind == "clock" and isinstance(node, ClockNode):
         return at, order, node.fire
     if kind == "leave" and isinstance(node, SlidingAggregateNode):

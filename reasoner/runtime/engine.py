@@ -46,6 +46,7 @@ from reasoner.language.loader import Rules, load_rules
 from reasoner.language.printer import to_source
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
+from reasoner.runtime.alarms import AlarmTimer, alarm_head
 from reasoner.runtime.conditions import condition
 from reasoner.runtime.events import Detection, Event, is_time, rejection
 from reasoner.runtime.generated import define
@@ -245,13 +246,18 @@ class Engine:
         removed: dict[int, EventRule] = {}
         kept = []
         changed = set()  # the nodes whose parents change
+        gone = set()  # their outputs
         for out, head, rule in zip(self._outputs, self._heads, self._rules, strict=True):
             if id(rule) in doomed:
                 self._nodes[out.input].disconnect(head)
                 changed.add(out.input)
                 removed[id(rule)] = rule
+                gone.add(id(out))
             else:
                 kept.append((out, head, rule))
+        # their pending alarms are dropped with their partial matches (heapified below)
+        timers = self._runtime.timers
+        timers[:] = [t for t in timers if id(getattr(t[2], "output", None)) not in gone]
         self._outputs = [out for out, _, _ in kept]
         self._heads = [head for _, head, _ in kept]
         self._rules = [rule for _, _, rule in kept]
@@ -261,7 +267,8 @@ class Engine:
         return tuple(removed.values())
 
     def _drop_unused(self) -> set[int]:
-        """Disconnect the nodes no rule uses any more, and cancel their timers; each is
+        """Disconnect the nodes no rule uses any more, and cancel their timers (and heapify
+        the timers, which the caller may have filtered); each is
         replaced by an inert node (node ids stay: generated code and snapshots use them).
         Returns their ids."""
         used = self._subtree(out.input for out in self._outputs)
@@ -468,8 +475,9 @@ class Engine:
         """A rule's output: builds the head event and drops duplicates; reports the rest at
         once (in derivation order, which is the order the agenda dispatches them in) and
         queues the ones sources wait for on the agenda. Generated, with the head arguments
-        inlined."""
-        arguments, scope = _head_arguments(out.head.args, out.variables, prefixes)
+        inlined. An alarm rule's output schedules the head instead (:mod:`.alarms`)."""
+        alarm = () if out.alarm is None else (out.alarm.time,)
+        arguments, scope = _head_arguments((*out.head.args, *alarm), out.variables, prefixes)
         scope.update(
             name=out.head.name,
             new=tuple.__new__,
@@ -482,14 +490,19 @@ class Engine:
             engine=self,
             rule=out,
             provenance=provenance,
+            runtime=self._runtime,
+            schedule=self._runtime.schedule,
+            ring=self._ring,
         )
-        trace = "        event.sources = provenance(w)\n" if self._provenance else ""
+        trace = ["event.sources = provenance(w)"] if self._provenance else []
         if self._explain:
             from reasoner.runtime.explain import Derivation, rule_info
 
             info = rule_info(out, self._specs, prefixes, self._facts_at)
-            scope.update(derivation=Derivation, info=info, runtime=self._runtime)
-            trace += "        event.derivation = derivation(info, v, w, runtime.knowledge)\n"
+            scope.update(derivation=Derivation, info=info)
+            trace.append("event.derivation = derivation(info, v, w, runtime.knowledge)")
+        if out.alarm is not None:
+            return alarm_head(out, out.alarm.absolute, arguments, scope, trace)
         source = (
             "def derive(v, s, e, w):\n"
             f"    event = new(kind, (name, {arguments}, s, e))\n"
@@ -497,14 +510,28 @@ class Engine:
             "        engine._counts['duplicates'] += 1\n"
             "    else:\n"
             "        seen.add(event)\n"
-            f"{trace}"
-            "        engine._detected.append(event)\n"
+            + "".join(f"        {line}\n" for line in trace)
+            + "        engine._detected.append(event)\n"
             "        if callbacks:\n"
             "            notify(event)\n"
             "        if receivers:\n"
             "            append((event, receivers, rule))\n"
         )
         return define(source, f"head {out.head.name}", scope)
+
+    def _ring(self, event: Event, out: Output) -> None:
+        """An alarm rings (the clock is at its time): ``event`` is derived by rule ``out``,
+        as its generated head derives (:meth:`_head`)."""
+        if event in self._seen:
+            self._counts["duplicates"] += 1
+            return
+        self._seen.add(event)
+        self._detected.append(event)
+        if self._callbacks:
+            self._notify(event)
+        receivers = self._routes.get((event[0], len(event[1])))
+        if receivers:
+            self._agenda.append((event, receivers, out))
 
     def _runaway(self, out: Output) -> EngineError:
         label = out.label or f"rule {out.rule}"
@@ -754,8 +781,8 @@ class Engine:
 
         A node's bound is the earliest of its stored occurrences that may still reach its
         output and the bounds of the inputs whose start its output takes; a source's also
-        includes the rules deriving its event (a fixpoint, since rules may be recursive) and
-        the input stream (now minus ``max_span``).
+        includes the rules deriving its event (a fixpoint, since rules may be recursive), its
+        pending alarms and the input stream (now minus ``max_span``).
         """
         entry = -math.inf if self._max_span is None else self._runtime.now - self._max_span
         feeds = self._feed_lists
@@ -764,6 +791,11 @@ class Engine:
             held = self._nodes[i].held()
             if held < floors[i]:
                 floors[i] = held
+        for _, _, fire in self._runtime.timers:  # a pending alarm's event starts in the past
+            if isinstance(fire, AlarmTimer):
+                name, args, start, _ = fire.event
+                for source in self._source_nodes.get((name, len(args)), ()):
+                    floors[source.id] = min(floors[source.id], start)
         changed = True
         while changed:
             changed = False
@@ -854,9 +886,11 @@ def _quoted(which: str | EventRule) -> str:
     return repr(which) if isinstance(which, str) else repr(to_source(which))
 
 
-def _timer_node(fire: Any) -> int:
+def _timer_node(fire: Any) -> int | None:
     """The id of the node a timer belongs to (a time point's ``fire``, an aggregate's
-    ``partial``)."""
+    ``partial``; None for an alarm, which belongs to a rule)."""
+    if isinstance(fire, AlarmTimer):
+        return None
     node: Node = getattr(fire, "func", fire).__self__
     return node.id
 

@@ -20,6 +20,9 @@ ETALIS's own constructs follow ``docs/language.md``:
   enclosing ``(...).w`` or the rule's ``event_rule_window``) only n with en >= e - w count.
 * ``p EVENT_MULTIPLY g``: one occurrence per solution of g, binding g's variables.
 * ``p1 SEQ p2 STAR_TIMES`` and ``p1 SEQ aggregate(F, p2, R[, W])`` as defined there.
+* An alarm rule ``exceptionAlarm(h, D) <- p`` derives ``h`` at [s, e + D] for each [s, e] of
+  p (``exceptionAlarmAbsoluteDatime(h, T)``: at [s, T]) when that end is a number later
+  than e and not after the horizon.
 
 Variables that occur only in a negated or aggregated pattern are local to it. A rule
 property ``event_rule_window`` bounds the body's interval like ``(body).w``. Consumption
@@ -141,6 +144,7 @@ class _Rule:
     head: tuple[Expression, ...]
     goals: Mapping[Term, Goal]
     window: int | float | Fraction | None
+    alarm: Expression | None  # ETALIS's alarm: the time (or delay) of the head
 
     @property
     def name(self) -> str:
@@ -158,7 +162,8 @@ class _Rule:
             if name == "event_rule_window" and isinstance(value, Number):
                 window = value.value
         head = tuple(compile_expression(a, prefixes) for a in rule.head.args)
-        return cls(rule, head, goals, window)
+        alarm = None if rule.alarm is None else compile_expression(rule.alarm.time, prefixes)
+        return cls(rule, head, goals, window, alarm)
 
     def fire(self, world: _World) -> Iterator[Event]:
         for bindings, start, end in world.matches(self.rule.body, self.goals, self.window):
@@ -169,6 +174,14 @@ class _Rule:
                 args = tuple(f(env) for f in self.head)
             except EngineError as exc:
                 raise EngineError(f"rule for '{self.name}': {exc}") from exc
+            if self.alarm is not None:  # the head at the alarm's time, if the stream gets there
+                time = self.alarm(env)
+                if not isinstance(time, int | float | Fraction) or isinstance(time, bool):
+                    continue
+                ring = time if self.rule.alarm.absolute else end + time  # type: ignore[union-attr]
+                if not (ring > end and world.horizon is not None and ring <= world.horizon):
+                    continue
+                end = ring
             yield Event(self.name, args, start, end)
 
 
@@ -292,10 +305,12 @@ class _World:
                 return out
             case Where(p, condition) | Multiply(p, condition):
                 goal = goals[condition]
+                # t1/1, t2/1 and current_datime/1 read the occurrence's interval
+                hidden = {"$start", "$end"}
                 return {
-                    (frozenset(solution.items()), s, e)
+                    (frozenset(i for i in solution.items() if i[0] not in hidden), s, e)
                     for b, s, e in sub(p)
-                    for solution in goal.solutions(dict(b), self.kb)
+                    for solution in goal.solutions({**dict(b), "$start": s, "$end": e}, self.kb)
                 }
             case Window(p, size):
                 tighter = size if window is None else min(window, size)

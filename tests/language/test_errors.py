@@ -115,12 +115,18 @@ COMPILE = [
     ),
     ("d(Y) <- a(X) CNOT b(Y).", 1, 3, "unbound variable 'Y' in the rule head"),
     (
-        "exceptionAlarm(b(X), 1) <- a(X).",
+        "exceptionAlarm(b(X), 0) <- a(X).",
         1,
-        1,
-        "ETALIS's alarm exceptionAlarm(Event, Time) is not supported (it would read as a rule "
-        "deriving an event named exceptionAlarm)",
+        22,
+        "exceptionAlarm's time must be a positive number of seconds, not 0",
     ),
+    (
+        "exceptionAlarmAbsoluteDatime(b(X), now) <- a(X).",
+        1,
+        36,
+        "exceptionAlarmAbsoluteDatime's time must be a number, not now",
+    ),
+    ("exceptionAlarm(b(X), D) <- a(X).", 1, 22, "unbound variable 'D' in the rule head"),
     ("e <- (a(1)).0.", 1, 6, "window size must be positive, found 0"),
     ("f <- a STAR_TIMES.", 1, 6, "STAR_TIMES may only be the right operand of SEQ"),
     (

@@ -1,0 +1,120 @@
+"""ETALIS's alarms: ``exceptionAlarm(h, D) <- p`` and ``exceptionAlarmAbsoluteDatime(h, T) <- p``
+derive ``h`` later, when the stream's clock (event time) reaches the alarm's time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from connectors.cli import main
+from reasoner.language.loader import load_rules
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.semantics.reference import derive
+
+RULES = """
+exceptionAlarm(b(X), 1) <- a(X).
+exceptionAlarmAbsoluteDatime(c(X), T) <- a(X) WHERE (current_datime(N), datime_plus_sec(N, 2, T)).
+"""
+
+
+def test_a_relative_alarm_rings_its_delay_after_the_detection() -> None:
+    engine = Engine(RULES)
+    assert engine.push(Event.at("a", (1,), 10)) == []
+    assert engine.next_timer == 11
+    assert engine.push(Event.at("x", (), 10.5)) == []
+    assert engine.advance(11) == [Event("b", (1,), 10, 11)]
+    assert engine.advance(12) == [Event("c", (1,), 10, 12)]
+    assert engine.next_timer is None  # rung alarms are gone
+    assert engine.stats().detections == 2
+
+
+def test_an_alarm_rings_before_the_events_of_its_time() -> None:
+    engine = Engine(
+        "exceptionAlarm(b, 2) <- a.\nwith_x <- b AND x.\nafter_b <- b SEQ x.\n"
+        "exceptionAlarm(late, 1) <- b."
+    )
+    engine.push(Event.at("a", (), 1))
+    # x at 3: the alarm at 3 rings first, so b [1, 3] and x [3, 3] happened together.
+    assert engine.push(Event.at("x", (), 3)) == [
+        Event("b", (), 1, 3),
+        Event("with_x", (), 1, 3),
+    ]
+    # An alarm's event starts alarms of its own (the start is kept: [1, 4]).
+    assert engine.push(Event.at("x", (), 5)) == [
+        Event("late", (), 1, 4),
+        Event("with_x", (), 1, 5),
+        Event("after_b", (), 1, 5),
+    ]
+
+
+def test_alarms_whose_time_has_passed_or_is_no_number_never_ring() -> None:
+    engine = Engine(
+        "exceptionAlarmAbsoluteDatime(b(T), T) <- a(T).\n"  # an absolute time already past
+        "exceptionAlarm(c(D), D) <- a(D).\n"  # a delay from the event: 0 or less, or an atom
+    )
+    for time, value in ((5, 3), (6, 0), (7, -1), (8, "soon")):
+        engine.push(Event.at("a", (value,), time))
+    assert engine.next_timer is None
+    assert engine.advance(100) == []
+    engine.push(Event.at("a", (150,), 120))  # in the future: both ring
+    assert engine.next_timer == 150
+    assert engine.advance(300) == [Event("b", (150,), 120, 150), Event("c", (150,), 120, 270)]
+
+
+def test_a_pending_alarm_survives_a_snapshot() -> None:
+    engine = Engine(RULES, provenance=True)
+    trigger = Event.at("a", (7,), 1)
+    engine.push(trigger)
+    data = engine.snapshot()
+    restored = Engine(RULES, provenance=True)
+    restored.restore(data)
+    assert restored.next_timer == 2
+    rung = restored.advance(3)
+    assert rung == [Event("b", (7,), 1, 2), Event("c", (7,), 1, 3)]
+    assert [d.sources for d in rung] == [(trigger,), (trigger,)]  # type: ignore[attr-defined]
+    assert engine.advance(3) == rung
+    assert restored.snapshot() == engine.snapshot()
+
+
+def test_removing_an_alarm_rule_drops_its_pending_alarms() -> None:
+    engine = Engine("r1 'rule:' exceptionAlarm(b, 5) <- a.\nexceptionAlarm(c, 5) <- a.")
+    engine.push(Event.at("a", (), 1))
+    engine.remove_rules("r1")
+    assert engine.advance(10) == [Event("c", (), 1, 6)]
+
+
+def test_a_pending_alarm_keeps_the_partners_its_event_can_still_meet() -> None:
+    # With instantaneous inputs (max_span=0) the engine frees goals no later input can
+    # complete; b [1, 3] from the alarm starts before x [2, 2], so x must be kept.
+    engine = Engine("exceptionAlarm(b, 2) <- a.\nc <- x DURING b.", max_span=0)
+    engine.push(Event.at("a", (), 1))
+    engine.push(Event.at("x", (), 2))
+    engine.collect()
+    assert engine.stored() == 1
+    assert engine.advance(3) == [Event("b", (), 1, 3), Event("c", (), 1, 3)]
+
+
+def test_the_engine_agrees_with_the_reference_evaluator() -> None:
+    rules = RULES + "d(X) <- b(X) SEQ c(X).\ne(X) <- a(X) SEQ b(X).\n"
+    rules += "exceptionAlarm(f(X), 3) <- e(X)."
+    stream = [Event.at("a", (i % 3,), t) for i, t in enumerate((1, 1.5, 4, 4.2, 9, 9.5, 10))]
+    engine = Engine(rules)
+    found = [d for event in stream for d in engine.push(event)] + engine.advance(20)
+    assert sorted(found) == sorted(derive(load_rules(rules), stream, until=20))
+    # 7 b and 7 c; d and e: 5 pairs of a(X) at t < t' (X = 0: 3, X = 1: 1, X = 2: 1); f: 5
+    assert len(found) == len(set(found)) == 7 + 7 + 5 + 5 + 5
+
+
+def test_reasoner_run_until_moves_the_clock_at_the_end(tmp_path: Path) -> None:
+    rules, events = tmp_path / "alarm.event", tmp_path / "events.jsonl"
+    rules.write_text(RULES, encoding="utf-8")
+    events.write_text('{"name": "a", "args": [1], "time": 10}\n', encoding="utf-8")
+    found = []
+    for until in ((), ("--until", "11.5"), ("--until", "12"), ("--until", "5")):
+        out = tmp_path / "out.jsonl"
+        assert main(["run", str(rules), "--events", str(events), "--output", str(out), *until]) == 0
+        found.append([json.loads(line) for line in out.read_text().splitlines()])
+    b = {"name": "b", "args": [1], "start": 10, "end": 11}
+    c = {"name": "c", "args": [1], "start": 10, "end": 12}
+    assert found == [[], [b], [b, c], []]
