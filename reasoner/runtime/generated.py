@@ -3,15 +3,17 @@ builders): Python source written once per network node, with its settings inline
 
 A generated function carries its source (a loader in its globals, the way modules do), so a
 traceback through generated code shows the generated lines like any other source, and nothing
-is kept once the function is gone.
+is kept once the function is gone. A source is compiled once: the many nodes of one shape (and
+the dispatchers fused from them) share the code, each under its own file name.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count
-from types import FunctionType
+from types import CodeType, FunctionType
 from typing import Any
 
 _serial = count(1)
@@ -41,11 +43,22 @@ def define(source: str, label: str, scope: dict[str, Any]) -> Callable[..., Any]
     42
     """
     filename = f"generated {label} #{next(_serial)}"
-    code = compile(source, filename, "exec")
+    code = _named(_compiled(source), filename)
     namespace = {**scope, "__name__": filename, "__loader__": _SourceLoader(source)}
     exec(code, namespace)
     function: Callable[..., Any] = namespace[code.co_names[0]]
     return function
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str) -> CodeType:
+    return compile(source, "generated", "exec")
+
+
+def _named(code: CodeType, filename: str) -> CodeType:
+    """``code`` (and the code nested in it) as if compiled from ``filename``."""
+    nested = tuple(_named(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=nested)
 
 
 def generated_source(function: Any) -> str | None:

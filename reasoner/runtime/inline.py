@@ -17,7 +17,9 @@ the result stays within CPython's nesting limits and a size budget (deeper, it s
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import count
 from types import FunctionType
 from typing import Any
@@ -47,10 +49,10 @@ def inline(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     if root is None:
         return function
     fuser = _Fuser()
-    tree = fuser.instance(root, [], depth=1, loops=0, stack=(function,))
+    tree = fuser.instance(function, root, [], depth=1, loops=0, stack=(function,))
     if not fuser.inlined:
         return function
-    source = ast.unparse(ast.fix_missing_locations(ast.Module(body=[tree], type_ignores=[])))
+    source = ast.unparse(tree)  # (compiled from text: no line numbers needed)
     return define(source + "\n", label, fuser.scope)
 
 
@@ -73,64 +75,70 @@ _SCOPED = (
 )
 
 
+@dataclass(frozen=True, slots=True)
 class _Body:
-    """A generated function's source and what inlining it needs to know."""
+    """What inlining a generated function's source needs to know (worked out once per source:
+    the many nodes of one shape share it)."""
 
-    __slots__ = (
-        "function",
-        "source",
-        "params",
-        "assigned",
-        "locals",
-        "size",
-        "depth",
-        "loops",
-        "inlinable",
-    )
+    source: str
+    params: tuple[str, ...]
+    assigned: frozenset[str]
+    locals: frozenset[str]
+    size: int  # statements, the definition's own included
+    depth: int
+    loops: int
+    #: "statement": the body can replace a call statement; "value": all but its last
+    #: statement (``return <value>``) can go before a statement testing the call's value.
+    inlinable: str | None
 
-    def __init__(self, function: Callable[..., Any], source: str, tree: ast.FunctionDef) -> None:
-        self.function = function
-        self.source = source
-        self.params = [a.arg for a in tree.args.args]
-        self.assigned: set[str] = set()
-        self.size = 1  # statements, the definition's own included
-        contained = []  # per statement: whether it means the same pasted into another function
-        for statement in tree.body:
-            nodes = list(ast.walk(statement))
-            self.assigned.update(
-                node.id
-                for node in nodes
-                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-            )
-            self.size += sum(isinstance(node, ast.stmt) for node in nodes)
-            contained.append(
-                not any(isinstance(node, _SCOPED) for node in nodes) and not _escapes(statement)
-            )
-        self.locals = {*self.params, *self.assigned}
-        self.depth, self.loops = _nesting(tree.body)
-        last = tree.body[-1]
-        #: "statement": the body can replace a call statement; "value": all but its last
-        #: statement (``return <value>``) can go before a statement testing the call's value.
-        self.inlinable = (
-            "statement"
-            if all(contained)
-            else "value"
-            if isinstance(last, ast.Return) and last.value is not None and all(contained[:-1])
-            else None
-        )
-
-    @classmethod
-    def of(cls, function: Any) -> _Body | None:
+    @staticmethod
+    def of(function: Any) -> _Body | None:
         source = generated_source(function)
-        if source is None:
-            return None
-        tree = ast.parse(source).body[0]
-        if not isinstance(tree, ast.FunctionDef):
-            return None
-        args = tree.args
-        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
-            return None
-        return cls(function, source, tree)
+        return None if source is None else _body(source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _body(source: str) -> _Body | None:
+    tree = ast.parse(source).body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        return None
+    args = tree.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        return None
+    params = tuple(a.arg for a in args.args)
+    assigned: set[str] = set()
+    size = 1
+    contained = []  # per statement: whether it means the same pasted into another function
+    for statement in tree.body:
+        nodes = list(ast.walk(statement))
+        assigned.update(
+            node.id
+            for node in nodes
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        )
+        size += sum(isinstance(node, ast.stmt) for node in nodes)
+        contained.append(
+            not any(isinstance(node, _SCOPED) for node in nodes) and not _escapes(statement)
+        )
+    depth, loops = _nesting(tree.body)
+    last = tree.body[-1]
+    inlinable = (
+        "statement"
+        if all(contained)
+        else "value"
+        if isinstance(last, ast.Return) and last.value is not None and all(contained[:-1])
+        else None
+    )
+    return _Body(
+        source,
+        params,
+        frozenset(assigned),
+        frozenset({*params, *assigned}),
+        size,
+        depth,
+        loops,
+        inlinable,
+    )
 
 
 class _Fuser:
@@ -141,10 +149,10 @@ class _Fuser:
         self.serial = count()
         self.statements = 0
         self.inlined = 0
-        self.bodies: dict[Callable[..., Any], _Body | None] = {}
 
     def instance(
         self,
+        function: Callable[..., Any],
         body: _Body,
         bound: list[tuple[str, ast.expr]],
         *,
@@ -155,7 +163,7 @@ class _Fuser:
         """A renamed copy of ``body``'s definition, its own calls inlined; ``bound`` maps
         parameters to the caller's argument expressions (names are substituted)."""
         prefix = f"_{next(self.serial)}_"
-        globals_: dict[str, Any] = body.function.__globals__
+        globals_: dict[str, Any] = function.__globals__
         names: dict[str, str | ast.Constant] = {name: prefix + name for name in body.locals}
         preamble: list[ast.stmt] = []
         for name, argument in bound:
@@ -164,7 +172,7 @@ class _Fuser:
                 names[name] = argument.id if isinstance(argument, ast.Name) else argument
             else:
                 target = ast.Name(prefix + name, ast.Store())
-                preamble.append(ast.Assign(targets=[target], value=argument))
+                preamble.append(ast.Assign(targets=[target], value=argument, lineno=0))
         copied = ast.parse(body.source).body[0]  # (parsing again is faster than a deep copy)
         tree = _Renamer(names, globals_, prefix, self.scope).visit(copied)
         assert isinstance(tree, ast.FunctionDef)
@@ -228,9 +236,7 @@ class _Fuser:
             return None
         if type(target) is not FunctionType:
             return None
-        if target not in self.bodies:
-            self.bodies[target] = _Body.of(target)
-        body = self.bodies[target]
+        body = _Body.of(target)
         if body is None or body.inlinable != kind or len(body.params) != len(call.args):
             return None
         if depth + body.depth > MAX_DEPTH or loops + body.loops > MAX_LOOPS:
@@ -240,6 +246,7 @@ class _Fuser:
         self.statements += body.size
         self.inlined += 1
         return self.instance(
+            target,
             body,
             list(zip(body.params, call.args, strict=True)),
             depth=depth,
