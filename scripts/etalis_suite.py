@@ -14,7 +14,8 @@ temporary folder, into what ``reasoner run`` reads:
 * ``event(E)`` fires ``E`` at ETALIS's clock, which is simulated: 1 ms after the previous event,
   ``sleep(N)`` moving it N seconds on; ``event(E, [T1, T2])`` with numbers keeps them, with
   ``datime(Y, M, D, H, Mi, S[, C])`` stamps uses the seconds since 1970 plus C ms;
-  ``execute_event_stream_file(F)`` fires the events of a stream file the same way;
+  ``execute_event_stream_file(F)`` runs the terms of a stream file the same way (its
+  ``event(E)`` and ``sleep(N)``, as ETALIS calls each);
 * ``set_etalis_flag(event_consumption_policy, P)`` gives ``--policy P``;
 * ``findall(stored_event(event(P, T)), ..., L)`` followed by ``L = [...]`` in the script's
   if-then-else is an expected result: the detections matching ``P``, as a multiset.
@@ -101,6 +102,7 @@ class Conversion:
     expected: list[tuple[Term, list[Term]]] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     query: str | None = None  # an EP-SPARQL query (ETALIS's ep_sparql_parse)
+    sleeps: int = 0  # the seconds ETALIS sleeps while running the goal
 
 
 class Unconvertible(Exception):
@@ -213,14 +215,11 @@ class Converter:
             program = parse(path.read_text(errors="replace"), file=str(path))
         except ReasonerError as exc:
             raise Unconvertible(f"cannot read {path.name}: {str(exc).splitlines()[0]}") from None
-        for stmt in program.statements:
+        for stmt in program.statements:  # ETALIS calls each term: event(E), sleep(N), ...
             head = getattr(stmt, "head", None) or getattr(stmt, "goal", None)
             if head is None or not isinstance(head, Compound | Atom):
                 raise Unconvertible(f"{path.name}: unexpected statement {stmt}")
-            if isinstance(head, Compound) and head.functor == "event":
-                self.fire(head)
-            else:
-                self.fire(head)
+            self.goal(head)
 
     def goal(self, g: Term) -> None:
         folder = self.case.folder
@@ -253,6 +252,7 @@ class Converter:
             case Compound("sleep", (Number(n),)):
                 self.second += int(n)
                 self.counter = 0
+                self.out.sleeps += int(n)
             case Compound("execute_event_stream_file", (Atom(f),)):
                 self.stream_file(folder / f)
             case Compound(
@@ -444,21 +444,29 @@ def query_result(line: dict, construct: bool) -> dict:
     return {"name": "select_event", "args": [values]}
 
 
-def run_etalis(case: Case, checkout: Path, tmp: Path) -> str:
-    """ETALIS's own verdict: 'passed', 'failed' or 'no verdict'."""
-    work = tmp / "etalis" / "examples" / case.folder.name
-    shutil.copytree(case.folder, work)
+def run_etalis(case: Case, checkout: Path, tmp: Path, sleeps: int) -> str:
+    """ETALIS's own verdict: 'passed', 'failed' or 'no verdict'.
+
+    The case runs in a copy of its folder (ETALIS writes files there) beside the other
+    examples (some rule files are in a sibling folder), with a minute more than its sleeps;
+    the verdict is the line the goal writes on standard output or, as some goals do only, in
+    ``../results.txt``."""
+    examples = tmp / "etalis" / "examples"
+    shutil.copytree(case.folder, examples / case.folder.name)
+    for sibling in (checkout / "examples").iterdir():
+        if sibling.is_dir() and sibling.name != case.folder.name:
+            (examples / sibling.name).symlink_to(sibling)
     for sub in ("src", "lib"):
         if (checkout / sub).exists():
             (tmp / "etalis" / sub).symlink_to(checkout / sub)
     try:
         proc = subprocess.run(
             ["swipl", "--traditional", "-g", case.goal, "-t", "halt"],
-            cwd=work,
+            cwd=examples / case.folder.name,
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
-            timeout=60,
+            timeout=60 + sleeps,
         )
         out = proc.stdout
     except subprocess.TimeoutExpired as exc:
@@ -467,9 +475,11 @@ def run_etalis(case: Case, checkout: Path, tmp: Path) -> str:
             if isinstance(exc.stdout, bytes)
             else (exc.stdout or "")
         )
+    results = examples / "results.txt"
+    out += results.read_text(errors="replace") if results.exists() else ""
     if re.search(r"\tpassed", out):
         return "passed"
-    if re.search(r"\tfailed", out) or "failed" in out:
+    if re.search(r"\tfailed", out):
         return "failed"
     return "no verdict"
 
@@ -524,14 +534,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         with tempfile.TemporaryDirectory() as t:
             tmp = Path(t)
-            etalis = "-"
-            if args.etalis:
-                etalis = cache.get(case.name) or run_etalis(case, args.checkout, tmp)
-                cache[case.name] = etalis
+            converter = Converter(case)
             try:
-                conv = Converter(case).run()
+                conv: Conversion | None = converter.run()
             except Unconvertible as exc:
                 conv, why = None, f"not converted: {exc}"
+            etalis = "-"
+            if args.etalis:
+                sleeps = converter.out.sleeps
+                etalis = cache.get(case.name) or run_etalis(case, args.checkout, tmp, sleeps)
+                cache[case.name] = etalis
             if conv is not None and not conv.expected:
                 status, why = "no verdict", "the script checks no detections"
             elif conv is None:
