@@ -116,7 +116,8 @@ def reads_interval(condition: Term) -> bool:
 def binding_condition(inner: Pattern, condition: Term) -> Multiply | None:
     """``inner WHERE condition`` as EVENT_MULTIPLY when the condition binds a variable the
     pattern does not (one occurrence per solution), else None. The conjuncts that only test
-    the pattern's variables stay a WHERE below it, to be pushed down as usual.
+    the pattern's variables stay a WHERE below it, to be pushed down as usual; actions keep
+    their place among the goals.
 
     >>> from reasoner.language.parser import parse
     >>> body = parse("c(Id, S) <- bid(Id, P) WHERE (P > 1, status(Id, S)).").event_rules[0].body
@@ -128,7 +129,7 @@ def binding_condition(inner: Pattern, condition: Term) -> Multiply | None:
     if bound_variables(Where(inner, condition)) == bound:
         return None
     parts = conjuncts(condition)
-    tests = [c for c in parts if set(variable_names(c)) <= bound]
+    tests = [c for c in parts if set(variable_names(c)) <= bound and not _is_action(c)]
     rest = [c for c in parts if c not in tests]
     if tests:
         inner = Where(inner, conjunction(tests))

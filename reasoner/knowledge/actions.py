@@ -21,23 +21,28 @@ Action = Callable[..., object]
 
 #: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers). ETALIS's
 #: ``ins_event_rule(Text)`` / ``del_event_rule(Label or Text)`` change the engine's rules.
-BUILTIN_ACTIONS = frozenset(
-    {
-        ("write", 1),
-        ("print", 1),
-        ("writeln", 1),
-        ("nl", 0),
-        ("ins_event_rule", 1),
-        ("del_event_rule", 1),
-    }
-)
+PRINTING = frozenset({("write", 1), ("print", 1), ("writeln", 1), ("nl", 0)})
+BUILTIN_ACTIONS = PRINTING | {("ins_event_rule", 1), ("del_event_rule", 1)}
 
 
-def text(value: Value) -> str:
+class Fresh:
+    """What a printing action shows for a variable not bound yet: ``_`` (Prolog writes
+    ``_123``, a fresh variable)."""
+
+    def __str__(self) -> str:
+        return "_"
+
+
+FRESH = Fresh()
+
+
+def text(value: Value | Fresh) -> str:
     """A value as Prolog's ``write/1`` prints it.
 
     >>> text(Struct("times", (1, 2.5, "go", (IRI("http://ex.org/a"), Struct("-", (3,))))))
     'times(1,2.5,go,[<http://ex.org/a>,-(3)])'
+    >>> text(Struct("ceo", ("c1", FRESH)))
+    'ceo(c1,_)'
     """
     match value:
         case Struct(functor, args):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from reasoner.errors import Diagnostic, EngineError, RuleCompileError
-from reasoner.knowledge.actions import Action
+from reasoner.knowledge.actions import FRESH, PRINTING, Action, Fresh
 from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.builtins import (
@@ -359,7 +359,8 @@ class _Compiler:
             case _:
                 raise self.error(f"not an action: {_describe(term)}", term)
         table = self.actions if self.actions is not None else action_table()
-        run = table.get(name) or table.get((name, len(args)))
+        registered = table.get(name)
+        run = registered or table.get((name, len(args)))
         if run is None:
             raise self.error(
                 f"unknown action '{name}/{len(args)}': the built-in actions are write/1, "
@@ -367,6 +368,14 @@ class _Compiler:
                 "others by name with Engine(actions=...)",
                 term,
             )
+        if registered is None and (name, len(args)) in PRINTING:
+            shown = tuple(self.shown(a) for a in args)
+
+            def show(env: Env, kb: Knowledge) -> bool:
+                run(*(s(env) for s in shown))
+                return True
+
+            return _test_node(show)
         getters = tuple(self.arg(a).get for a in args)
 
         def test(env: Env, kb: Knowledge) -> bool:
@@ -377,6 +386,20 @@ class _Compiler:
             return True
 
         return _test_node(test)
+
+    def shown(self, term: Term) -> Callable[[Env], Value | Fresh]:
+        """A printed argument: its value, a variable not bound yet as ``_``."""
+        match term:
+            case Var(name):
+                return lambda env: env.get(name, FRESH)
+            case Compound(functor, args):
+                parts = tuple(self.shown(a) for a in args)
+                return lambda env: Struct(functor, tuple(p(env) for p in parts))  # type: ignore[misc]
+            case ListTerm(items, None):
+                shown = tuple(self.shown(a) for a in items)
+                return lambda env: tuple(p(env) for p in shown)
+        get = self.arg(term).get
+        return lambda env: FRESH if (value := get(env)) is None else value
 
     def conjunction(self, a: _Node, b: _Node) -> _Node:
         a_solve, a_test, b_solve, b_test = a.solve, a.test, b.solve, b.test

@@ -107,7 +107,8 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
 
 
 #: Goals that test (or act: ``do`` and the printing goals) and bind nothing: every variable
-#: in them must be bound before them.
+#: in them must be bound before them, except in what is printed (a variable not bound yet
+#: prints as ``_``, as Prolog prints a fresh one).
 TESTS = frozenset(
     {"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not"}
     | {"do", "write", "print", "writeln"}
@@ -121,8 +122,9 @@ def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozense
     A knowledge or static predicate binds its arguments; ``X = t`` binds the variables of one
     side when the other side's are bound (two compounds of the same functor: argument by
     argument); ``X is E`` binds X and needs E's variables; comparisons, ``\\+`` and ``not``
-    bind nothing and need their variables; ``A ; B`` binds what both branches bind. ``_`` and
-    ``_Name`` variables never count as used unbound.
+    bind nothing and need their variables; ``A ; B`` binds what both branches bind; a printing
+    goal (``write/1``, ``print/1``, ``writeln/1``) may print a variable that the condition binds
+    later (it prints as ``_``). ``_`` and ``_Name`` variables never count as used unbound.
 
     Args:
         condition: the condition term.
@@ -137,10 +139,15 @@ def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozense
     (['R', 'S', 'T'], ['U'])
     """
     unbound: list[Var] = []
-    return _binds(condition, bound, unbound), unbound
+    printed: list[Var] = []
+    binds = _binds(condition, bound, unbound, printed)
+    # A printed variable may be bound later (it prints as ``_``), not never.
+    return binds, unbound + [v for v in printed if v.name not in binds]
 
 
-def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[str]:
+def _binds(
+    goal: Term, bound: frozenset[str], unbound: list[Var], printed: list[Var]
+) -> frozenset[str]:
     def names(term: Term) -> frozenset[str]:
         return frozenset(variable_names(term))
 
@@ -152,14 +159,24 @@ def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[s
 
     match goal:
         case Compound(",", (first, second)):
-            return _binds(second, _binds(first, bound, unbound), unbound)
+            return _binds(second, _binds(first, bound, unbound, printed), unbound, printed)
         case Compound(";", (Compound("->", (test, then)), otherwise)):
-            taken = _binds(then, _binds(test, bound, unbound), unbound)
-            return taken & _binds(otherwise, bound, unbound)
+            taken = _binds(then, _binds(test, bound, unbound, printed), unbound, printed)
+            return taken & _binds(otherwise, bound, unbound, printed)
         case Compound(";", (first, second)):
-            return _binds(first, bound, unbound) & _binds(second, bound, unbound)
+            return _binds(first, bound, unbound, printed) & _binds(second, bound, unbound, printed)
         case Compound("->", (test, then)):
-            return _binds(then, _binds(test, bound, unbound), unbound)
+            return _binds(then, _binds(test, bound, unbound, printed), unbound, printed)
+        case Compound("write" | "print" | "writeln", (shown,)) | Compound(
+            "do", (Compound("write" | "print" | "writeln", (shown,)),)
+        ):
+            printed.extend(
+                v for v in term_variables(shown) if v.name not in bound and v.name[0] != "_"
+            )
+            return bound
+        case Compound("do", (Compound(",", (first, second)),)):
+            _binds(Compound("do", (first,)), bound, unbound, printed)
+            return _binds(Compound("do", (second,)), bound, unbound, printed)
         case Compound(functor, args) if functor in TESTS:
             need(*args)
             return bound
@@ -171,7 +188,7 @@ def _binds(goal: Term, bound: frozenset[str], unbound: list[Var]) -> frozenset[s
             len(right),
         ):
             for a, b in zip(left, right, strict=True):
-                bound = _binds(Compound("=", (a, b)), bound, unbound)
+                bound = _binds(Compound("=", (a, b)), bound, unbound, printed)
             return bound
         case Compound("=", (left, right)):
             if names(left) <= bound or names(right) <= bound:

@@ -187,3 +187,16 @@ def test_printing_goals_in_a_condition_print_what_passes_the_tests_before_them()
     ]
     assert [(d.name, *d.args) for e in stream for d in engine.push(e)] == [("d", 2)]
     assert out.getvalue() == "x(2)\n"
+
+
+def test_a_printing_goal_shows_a_variable_the_condition_binds_later_as_an_underscore() -> None:
+    # ETALIS's ep_sparql_04 prints the knowledge goal it is about to ask.
+    out = io.StringIO()
+    rules = "ceo(1, ann).\nd(X, C) <- a(X) WHERE (write(ceo(X, [C])), nl, ceo(X, C))."
+    engine = Engine(rules, action_output=out)
+    stream = [Event.at("a", (1,), 1), Event.at("a", (2,), 2)]
+    assert [(d.name, *d.args) for e in stream for d in engine.push(e)] == [("d", 1, "ann")]
+    assert out.getvalue() == "ceo(1,[_])\nceo(2,[_])\n"
+    with pytest.raises(RuleCompileError) as never:
+        Engine("d(X) <- a(X) WHERE (write(ceo(X, C)), X > 0).")
+    assert str(never.value).startswith("<rules>:1:34: unbound variable 'C' in WHERE")
