@@ -543,6 +543,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.etalis:
                 sleeps = converter.out.sleeps
                 etalis = cache.get(case.name) or run_etalis(case, args.checkout, tmp, sleeps)
+                if etalis != "passed" and case.name not in cache and sleeps:
+                    # ETALIS's clock is the wall clock: under load, a goal that sleeps
+                    # may miss its time; it gets a second run.
+                    shutil.rmtree(tmp / "etalis")
+                    etalis = run_etalis(case, args.checkout, tmp, sleeps)
                 cache[case.name] = etalis
             if conv is not None and not conv.expected:
                 status, why = "no verdict", "the script checks no detections"
