@@ -14,7 +14,7 @@ alarm for every two-hour spell, any station). Per size:
 
 Then how the cost grows (CPU seconds fitted as a fixed part plus a part per event, for both),
 and, on the largest archive, the keyed stage alone in the two ways Spark can run it: the RDD
-``groupByKey`` + ``mapPartitions`` that replay uses, and the grouped-pandas ``applyInPandas``
+shuffled by key + ``mapPartitions`` that replay uses, and the grouped-pandas ``applyInPandas``
 (Arrow) alternative written here for the comparison; both run the same per-key function.
 
 **Streaming** (``reasoner spark stream``). A stock ticker of ``--companies`` companies (random
@@ -178,10 +178,9 @@ def run_spark(sc: Any, rules: Path, folder: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, float]]:
-    """The keyed stage alone, as RDD groupByKey + mapPartitions and as applyInPandas."""
-    import math
-
+def keyed_kernels(sc: Any, rules: Path, folder: Path, work: Path) -> dict[str, dict[str, float]]:
+    """The keyed stage alone (the archive read and cached first), as replay runs it (the RDD
+    shuffled by key, then a sorted run per partition) and as ``applyInPandas``."""
     from pyspark.sql import SparkSession
 
     from connectors.spark import replay as r
@@ -195,15 +194,14 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, flo
     keyed, _ = partitioning.stages(program)
     archive = r.Archive(r.check_files([str(folder)]), "mesowest", program)
     arities = event_arities(program)
-    records = (
+    events = (
         sc.parallelize(list(enumerate(archive.files)), len(archive.files))
         .mapPartitions(lambda files: r._read(archive, arities, files))
         .filter(lambda x: x[0] == r._EVENT and x[3] is None)
-        .map(lambda x: (x[1], x[2]))
         .cache()
     )
-    records.count()
-    until = records.map(lambda x: x[1][3]).max()
+    events.count()
+    until = events.map(lambda x: x[2][3]).max()
     options = {
         "policy": "unrestricted",
         "tie_break": "longer",
@@ -212,23 +210,32 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, flo
         "lateness": 0,
     }
     stage = Stage(keyed, tuple(sorted(options.items())))
-    reads = set(partitioning.reads)
+    keys = partitioning.key_positions()
+    n = sc.defaultParallelism
     out: dict[str, dict[str, float]] = {}
 
     me = os.getpid()
     cpu0, started = _tree_cpu(me), time.perf_counter()
-    count = r._keyed(records, stage, partitioning, until, reads).filter(lambda x: x[0] == 0).count()
+    runs = work / "kernel-runs"
+    runs.mkdir()
+    task = r._KeyedTask(stage, until, set(), True, str(runs), None)
+    shuffled = (
+        events.mapPartitions(lambda items: r._route(items, keys, set(), n))
+        .partitionBy(n + 1, r._identity)
+        .values()
+    )
+    sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
+    count = sum(1 for path in runs.glob("run-*") for _ in r._chunks(path))
     out["rdd_mapPartitions"] = {
         "wall_s": time.perf_counter() - started,
         "cpu_s": _tree_cpu(me) - cpu0,
         "records": count,
     }
 
-    keys = partitioning.key_positions()
     spark = SparkSession.builder.getOrCreate()
 
-    def rows(item: tuple[int, Any]) -> Iterator[tuple[str, float, int, bytes]]:
-        seq, event = item
+    def rows(item: tuple[Any, ...]) -> Iterator[tuple[str, float, int, bytes]]:
+        _, seq, event, _ = item
         position = keys.get((event[0], len(event[1])))
         if position is not None:
             yield repr(event[1][position]), float(event[3]), seq, pickle.dumps(event)
@@ -237,8 +244,8 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, flo
         import pandas as pd
 
         frame = frame.sort_values(["end", "seq"])
-        events = zip(frame["seq"], map(pickle.loads, frame["event"]), strict=True)
-        derived, _ = detect(stage, ((int(s), e) for s, e in events), until)
+        items = zip(frame["seq"], map(pickle.loads, frame["event"]), strict=True)
+        derived, _ = detect(stage, ((int(s), e) for s, e in items), until)
         found = [d for _, plain in derived for d in plain]
         return pd.DataFrame(
             {
@@ -249,7 +256,7 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, flo
 
     cpu0, started = _tree_cpu(me), time.perf_counter()
     frame = spark.createDataFrame(
-        records.flatMap(rows), "key string, end double, seq long, event binary"
+        events.flatMap(rows), "key string, end double, seq long, event binary"
     )
     count = frame.groupBy("key").applyInPandas(per_key, "order binary, detection binary").count()
     out["applyInPandas"] = {
@@ -257,8 +264,7 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path) -> dict[str, dict[str, flo
         "cpu_s": _tree_cpu(me) - cpu0,
         "records": count,
     }
-    records.unpersist()
-    assert math.isfinite(until)
+    events.unpersist()
     return out
 
 
@@ -421,7 +427,7 @@ def replay(sizes: Sequence[int], days: float, kernels: bool) -> dict[str, Any]:
                     f"{fit['cpu_ms_per_event']:.3f} CPU ms per event"
                 )
         if kernels:
-            found["keyed_stage"] = keyed_kernels(sc, rules, work / f"archive{sizes[-1]}")
+            found["keyed_stage"] = keyed_kernels(sc, rules, work / f"archive{sizes[-1]}", work)
             for name, k in found["keyed_stage"].items():
                 print(
                     f"keyed stage, {sizes[-1]} stations, {name}: {k['wall_s']:.1f} s wall, "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -254,7 +255,6 @@ def replay(args: argparse.Namespace) -> int:
     Returns:
         0, or 3 (:data:`SKIPPED`) when lines were skipped. Errors raise ReasonerError.
     """
-    from connectors.events.times import TimeStyle
     from connectors.spark.replay import Archive, check_files, replay
     from connectors.spark.session import get_session
     from reasoner.language.loader import load_rules
@@ -278,14 +278,14 @@ def replay(args: argparse.Namespace) -> int:
     result = replay(
         spark.sparkContext,
         archive,
+        runs=out / "_runs",
         options=options,
         lateness=lateness,
         knowledge=knowledge,
         log=lambda line: print(line, file=sys.stderr),
     )
     try:
-        style = TimeStyle(iso=result.iso)
-        written = _write(out, args.out_format, result.detections, style)
+        written = _write(out, args.out_format, result.lines, result.iso)
     finally:
         result.close()
     with open(out / "rejects.jsonl", "w", encoding="utf-8") as rejects:
@@ -317,17 +317,19 @@ def _knowledge(args: argparse.Namespace, program: Any) -> Any:
     return kb.snapshot()
 
 
-def _write(out: Path, fmt: str, detections: Any, style: Any) -> int:
-    """Write the detections (in the defined order) as JSON lines or Parquet, counting them on
-    a progress bar when standard error is a terminal."""
+def _write(out: Path, fmt: str, lines: Any, iso: bool) -> int:
+    """Write the detections (JSON lines in the defined order) as they are or as Parquet,
+    counting them on a progress bar when standard error is a terminal."""
     from tqdm import tqdm
 
-    from connectors.events.jsonl import JsonLinesWriter
-
-    detections = tqdm(detections, desc="detections written", unit="", disable=None, leave=False)
+    lines = iter(tqdm(lines, desc="detections written", unit="", disable=None, leave=False))
     if fmt == "parquet":
         from connectors.spark.replay import write_parquet
 
-        return write_parquet(detections, out / "detections.parquet", style)
+        return write_parquet(lines, out / "detections.parquet", iso)
+    count = 0
     with open(out / "detections.jsonl", "w", encoding="utf-8") as stream:
-        return JsonLinesWriter(stream, style).write_all(detections)
+        while chunk := list(islice(lines, 4096)):
+            stream.write("".join(chunk))
+            count += len(chunk)
+    return count

@@ -12,31 +12,44 @@ The job (docs/scale-out.md, "Spark"):
    Otherwise the driver replays the merge on the events' times alone (no arguments), as
    ``reasoner run`` would, to find the late ones and the order the lateness buffer releases.
 3. **Keyed stage.** Events are grouped by their partition key value; each group, in stream
-   order, runs through the keyed rules (:func:`connectors.spark.detect.detect`).
+   order, runs through the keyed rules (:func:`connectors.spark.detect.detect`). Each task
+   sorts its partition's detections in the defined order of ``reasoner run --workers`` (end,
+   start, name, arguments), formats them with ``reasoner run``'s writer and writes them as one
+   sorted run file, with what the global stage reads beside it.
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
    (:func:`reasoner.runtime.parallel.remainder_input`).
-5. **Write.** Detections are sorted in the defined order of ``reasoner run --workers`` (end,
-   start, name, arguments) and written by the driver with ``reasoner run``'s writer: the files
-   compare equal.
+5. **Write.** The driver merges the sorted runs and the global stage's detections: the output
+   compares equal to ``reasoner run``'s.
+
+The read is one Spark stage whose output is shuffled by key once; two jobs use it: one takes
+the partition holding the files' counts, the rejects and the global stage's input events, the
+other runs the keyed stage on the rest (a third, in the driver's admission, only when the
+files are not each in time order).
 """
 
 from __future__ import annotations
 
 import heapq
+import io
 import math
+import pickle
+import shutil
 import uuid
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connectors.events.inputs import open_events, rdf_options
+from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from connectors.spark.detect import Derived, Stage, detect
-from reasoner.compiler.partition import EventType, Partitioning, analyse
+from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
@@ -45,13 +58,16 @@ from reasoner.runtime.events import Event, rejection
 from reasoner.runtime.parallel import order_key, remainder_input, revive, unique
 
 if TYPE_CHECKING:
-    from pyspark import RDD, SparkContext
+    from pyspark import RDD, Broadcast, SparkContext
 
 #: A sequence number is the file's index times this, plus the event's place in its file.
 FILE_STRIDE = 1 << 40
 
 # The kinds of record the read step gives.
-_EVENT, _REJECT, _FILE = 0, 1, 2
+_EVENT, _REJECT, _FILE, _KEYED, _GLOBAL = 0, 1, 2, 3, 4
+
+#: Items per pickled chunk of a run file.
+_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -67,19 +83,18 @@ class Archive:
 
 @dataclass
 class Replay:
-    """The outcome of :func:`replay`: the detections in the defined order and the counts.
-    Call :meth:`close` after reading the detections (it frees the job's cached data)."""
+    """The outcome of :func:`replay`: the detections as JSON lines in the defined order, and
+    the counts. Call :meth:`close` after reading the lines (it removes the sorted runs)."""
 
-    detections: Iterator[Event]
+    lines: Iterator[str]
     rejected: list[Rejected]
     events: int
     iso: bool
     unmatched: int
-    cached: list[RDD[Any]]
+    runs: Path
 
     def close(self) -> None:
-        for rdd in self.cached:
-            rdd.unpersist()
+        shutil.rmtree(self.runs, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,7 @@ def replay(
     sc: SparkContext,
     archive: Archive,
     *,
+    runs: Path,
     options: dict[str, Any],
     lateness: Any = 0,
     knowledge: Knowledge | None = None,
@@ -105,6 +121,9 @@ def replay(
     Args:
         sc: the Spark context.
         archive: the files, their format and the rules.
+        runs: a folder (created, and removed by :meth:`Replay.close`) where the keyed stage
+            writes its sorted runs of detections; on a cluster, a path every executor and the
+            driver see.
         options: the engine options (policy, tie_break, max_span, provenance).
         lateness: as ``reasoner run --lateness``.
         knowledge: the static knowledge (None: the program's facts and Horn rules). The
@@ -113,63 +132,69 @@ def replay(
         log: receives one line per step.
 
     Returns:
-        The :class:`Replay`; its ``detections`` are produced lazily (keep the context running
-        while reading them).
+        The :class:`Replay`; its ``lines`` are produced lazily from the runs.
     """
     program = archive.program
     partitioning = analyse(program, options["policy"])
     keyed, remainder = partitioning.stages(program)
     if not partitioning.partitioned:
         remainder = program
+    reads = set(partitioning.reads) if partitioning.partitioned else None
+    derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
+    # the input events the global stage reads: None, all of them; else these types
+    raw_types = set() if not remainder.event_rules else reads
+    if raw_types is not None and not raw_types - derived_types:
+        raw_types = set()
     arities = event_arities(program)
+    n = max(1, sc.defaultParallelism) if partitioning.partitioned else 0
+    keys = partitioning.key_positions() if partitioning.partitioned else {}
     # A few files per task: a task costs tens of milliseconds of scheduling.
     slices = max(1, min(len(archive.files), 4 * sc.defaultParallelism))
     log(f"reading {len(archive.files)} files")
-    records = (
+    # Partitions 0..n-1 hold the keyed events by key; partition n the rest (what the driver
+    # needs: the files' counts, the rejects and the input events of the global stage).
+    shuffled = (
         sc.parallelize(list(enumerate(archive.files)), slices)
-        .mapPartitions(lambda files: _read(archive, arities, files))
-        .cache()
+        .mapPartitions(lambda files: _route(_read(archive, arities, files), keys, raw_types, n))
+        .partitionBy(n + 1, _identity)
+        .values()
     )
-    cached: list[RDD[Any]] = [records]
-    meta = records.filter(lambda r: r[0] != _EVENT or r[3] is not None).collect()
+    meta = sc.runJob(shuffled, _meta, [n])
     infos = {r[1]: r[2] for r in meta if r[0] == _FILE}
     rejected = [r[1] for r in meta if r[0] == _REJECT]
-    events = records.filter(lambda r: r[0] == _EVENT)
+    raw = [(r[1], r[2]) for r in meta if r[0] == _GLOBAL]
+    places: dict[int, int] | None = None
     if all(info.ordered for info in infos.values()):
         # The merged stream is in order: nothing is late, the order is (end, seq).
-        admitted = events.filter(lambda r: r[3] is None).map(lambda r: (r[1], r[2]))
         until = max((info.last for info in infos.values()), default=-math.inf)
         count = sum(info.taken for info in infos.values())
         rejected += [Rejected(*r[3]) for r in meta if r[0] == _EVENT]
+        raw.sort(key=_stream_order)
     else:
         log("the files are not each in time order: admitting events as reasoner run merges them")
-        admitted, until, count, late = _admit(sc, events, archive, arities, lateness)
-        rejected += late
+        places, until, late = _admit(shuffled, archive, arities, lateness)
+        count = len(places)
+        rejected += _lines(sc, archive, late)
+        raw = sorted((places[seq], e) for seq, e in raw if seq in places)
     order = {file: index for index, file in enumerate(archive.files)}
     rejected.sort(key=lambda r: (order.get(r.file, -1), r.line))
+    style = TimeStyle(iso=any(info.iso for info in infos.values()))
     stage_options = {**options, "lateness": 0}
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir(parents=True)
     derived: list[tuple[int, list[Event]]] = []
-    keyed_out: Iterator[Event] = iter(())
-    reads = set(partitioning.reads) if partitioning.partitioned else None
     if partitioning.partitioned:
         log("running the keyed rules per key")
         shipped, version = ship_knowledge(sc, knowledge)
         stage = Stage(keyed, tuple(sorted(stage_options.items())), shipped, version)
-        found = _keyed(admitted, stage, partitioning, until, reads or set()).cache()
-        cached.append(found)
-        derived = [
-            (seq, [revive(d) for d in ds])
-            for seq, ds in found.filter(lambda r: r[0] == 1).map(lambda r: r[1]).collect()
-        ]
-        keyed_out = (
-            revive(d)
-            for d in found.filter(lambda r: r[0] == 0)
-            .map(lambda r: r[1])
-            .sortByKey(numPartitions=max(1, sc.defaultParallelism))
-            .values()
-            .toLocalIterator(prefetchPartitions=True)
-        )
-    global_out: list[Event] = []
+        admitted = None if places is None else sc.broadcast(places)
+        task = _KeyedTask(stage, until, reads or set(), style.iso, str(runs), admitted)
+        sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
+        if admitted is not None:
+            admitted.unpersist()
+        for path in sorted(runs.glob("derived-*")):
+            derived += [(seq, [revive(d) for d in ds]) for seq, ds in _chunks(path)]
+    found: list[tuple[Any, str]] = []
     if remainder.event_rules:
         log("running the global rules in the driver")
         engine = Engine(
@@ -180,23 +205,21 @@ def replay(
                 "max_span": None if partitioning.partitioned else options["max_span"],
             },
         )
-        raw = admitted if reads is None else admitted.filter(lambda r: _type(r[1]) in reads)
-        derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
-        inputs = _in_order(raw) if reads is None or reads - derived_types else iter(())
         push = engine.push
-        for event in remainder_input(inputs, derived, reads or set()):
-            global_out += push(event)
+        detections: list[Event] = []
+        for event in remainder_input(raw, derived, reads or set()):
+            detections += push(event)
         if until > engine.now:
-            global_out += engine.advance(until)
-        global_out.sort(key=order_key)
-    merged = heapq.merge(keyed_out, global_out, key=order_key)
+            detections += engine.advance(until)
+        found = _formatted(unique(sorted(detections, key=order_key)), style)
+    sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
     return Replay(
-        detections=unique(merged),
+        lines=_merged([*sources, iter(found)]),
         rejected=rejected,
         events=count,
-        iso=any(info.iso for info in infos.values()),
+        iso=style.iso,
         unmatched=sum(info.unmatched for info in infos.values()),
-        cached=cached,
+        runs=runs,
     )
 
 
@@ -213,20 +236,17 @@ def ship_knowledge(
     return (lambda: shared.value), uuid.uuid4().hex
 
 
-def write_parquet(detections: Iterable[Event], path: Path, style: TimeStyle) -> int:
-    """Write detections as one Parquet file, in their order: columns ``name``, ``args``
-    (the JSON array of ``reasoner run``'s output), ``start``, ``end`` (numbers, or ISO-8601
-    text when the input's times were) and ``sources`` (JSON, with provenance; else null).
-    Returns how many were written."""
-    import io
+def write_parquet(lines: Iterable[str], path: Path, iso: bool) -> int:
+    """Write detections, given as JSON lines, as one Parquet file in their order: columns
+    ``name``, ``args`` (the JSON array of ``reasoner run``'s output), ``start``, ``end``
+    (numbers, or ISO-8601 text when ``iso``) and ``sources`` (JSON, with provenance; else
+    null). Returns how many were written."""
     import json
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from connectors.events.jsonl import JsonLinesWriter
-
-    time = pa.string() if style.iso else pa.float64()
+    time = pa.string() if iso else pa.float64()
     schema = pa.schema(
         [
             ("name", pa.string()),
@@ -237,12 +257,10 @@ def write_parquet(detections: Iterable[Event], path: Path, style: TimeStyle) -> 
         ]
     )
     count = 0
-    items = iter(detections)
+    items = iter(lines)
     with pq.ParquetWriter(path, schema) as out:
         while chunk := list(islice(items, 65536)):
-            buffer = io.StringIO()
-            JsonLinesWriter(buffer, style).write_all(chunk)
-            records = [json.loads(line) for line in buffer.getvalue().splitlines()]
+            records = [json.loads(line) for line in chunk]
             columns = {
                 "name": [r["name"] for r in records],
                 "args": [json.dumps(r["args"], separators=(",", ":")) for r in records],
@@ -258,14 +276,12 @@ def write_parquet(detections: Iterable[Event], path: Path, style: TimeStyle) -> 
     return count
 
 
-def _in_order(events: RDD[tuple[int, Event]]) -> Iterator[tuple[int, Event]]:
-    """The events in the stream's order (end, then sequence number), fetched to the driver
-    a partition at a time."""
-    ordered: RDD[tuple[tuple[Any, int], Event]] = events.map(
-        lambda r: ((r[1][3], r[0]), r[1])
-    ).sortByKey(numPartitions=max(1, events.context.defaultParallelism))
-    for (_, seq), event in ordered.toLocalIterator(prefetchPartitions=True):
-        yield seq, event
+def _stream_order(item: tuple[int, Event]) -> tuple[Any, int]:
+    return item[1][3], item[0]
+
+
+def _identity(partition: int) -> int:
+    return partition
 
 
 def _type(event: Event) -> EventType:
@@ -313,21 +329,54 @@ def _read(
         yield _FILE, index, _FileInfo(ordered, taken, last, style.iso, unmatched)
 
 
+def _route(
+    records: Iterable[tuple[Any, ...]],
+    keys: dict[EventType, int],
+    raw_types: set[EventType] | None,
+    n: int,
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Each record with its partition: an event of a keyed type ``(_KEYED, seq, event, key)``
+    in partition ``crc32(repr(key)) % n`` (as the router of ``reasoner run --workers``
+    spreads keys), one the global stage reads ``(_GLOBAL, seq, event, None)`` in partition
+    ``n``, and so are the rejects, the files' counts, the events rejected on reading and (as a
+    stub, for the times only) the events no rule reads."""
+    for record in records:
+        if record[0] != _EVENT or record[3] is not None:
+            yield n, record
+            continue
+        _, seq, event, _ = record
+        kind = _type(event)
+        position = keys.get(kind)
+        if position is not None:
+            key = event[1][position]
+            yield zlib.crc32(repr(key).encode("utf-8")) % n, (_KEYED, seq, event, key)
+        if raw_types is None or kind in raw_types:
+            yield n, (_GLOBAL, seq, event, None)
+        elif position is None:
+            stub = tuple.__new__(Event, (event[0], (None,) * len(event[1]), event[2], event[3]))
+            yield n, (_EVENT, seq, stub, None)
+
+
+def _meta(records: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """What the driver takes from partition ``n``: all but the stubs of unread events."""
+    return (r for r in records if r[0] != _EVENT or r[3] is not None)
+
+
 # ---------------------------------------------------------------------- admit (driver)
 
 
 def _admit(
-    sc: SparkContext,
-    events: RDD[tuple[Any, ...]],
+    shuffled: RDD[tuple[Any, ...]],
     archive: Archive,
     arities: dict[str, set[int]],
     lateness: Any,
-) -> tuple[RDD[tuple[int, Event]], Any, int, list[Rejected]]:
+) -> tuple[dict[int, int], Any, list[tuple[int, str]]]:
     """Admit the events as ``reasoner run`` does when its files are not in time order: the
-    merge and the lateness buffer, replayed on the events' times. Returns the admitted
-    events with their place in the released stream, the stream's last time, how many were
-    admitted and the late events (their lines found by reading those files again)."""
-    times = sorted(events.map(lambda r: (r[1], r[2][0], len(r[2][1]), r[2][2], r[2][3])).collect())
+    merge and the lateness buffer, replayed on the events' times. Returns each admitted
+    event's place in the released stream (by sequence number), the stream's last time and
+    the late events (sequence number, reason)."""
+    collected = shuffled.flatMap(_times).collect()
+    times = sorted({t[0]: t for t in collected}.values())  # keyed and read globally: once
     per_file: dict[int, list[tuple[int, Event]]] = {}
     for seq, name, arity, start, end in times:
         stub = tuple.__new__(Event, (name, (None,) * arity, start, end))
@@ -352,11 +401,13 @@ def _admit(
     while buffer:
         now, _, released = heapq.heappop(buffer)
         order[released] = len(order)
-    places = sc.broadcast(order)
-    admitted = events.filter(lambda r: r[1] in places.value).map(
-        lambda r: (places.value[r[1]], r[2])
-    )
-    return admitted, now, len(order), _lines(sc, archive, late)
+    return order, now, late
+
+
+def _times(record: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    if record[0] in (_KEYED, _GLOBAL, _EVENT):
+        _, seq, event, _ = record
+        yield seq, event[0], len(event[1]), event[2], event[3]
 
 
 def _lines(sc: SparkContext, archive: Archive, late: list[tuple[int, str]]) -> list[Rejected]:
@@ -393,36 +444,97 @@ def _ignore(_: Rejected) -> None:
 # ---------------------------------------------------------------------- keyed (executors)
 
 
-def _keyed(
-    admitted: RDD[tuple[int, Event]],
-    stage: Stage,
-    partitioning: Partitioning,
-    until: Any,
-    reads: set[EventType],
-) -> RDD[tuple[Any, ...]]:
-    """Run the keyed stage per key value: ``(0, (order key, detection))`` for every
-    detection, ``(1, (seq, detections))`` for those the global stage reads."""
-    keys = partitioning.key_positions()
+@dataclass(frozen=True)
+class _KeyedTask:
+    """The keyed stage of one partition, on an executor: its events grouped by key value,
+    each group in stream order through the keyed rules; its detections sorted in the defined
+    order, formatted and written as one sorted run (``run-P``), and what the global stage
+    reads written as ``derived-P`` (``(seq, detections)``, :data:`Derived`)."""
 
-    def by_key(item: tuple[int, Event]) -> Iterator[tuple[Any, tuple[Any, int, Event]]]:
-        seq, event = item
-        position = keys.get(_type(event))
-        if position is not None:
-            yield event[1][position], (event[3], seq, event)
+    stage: Stage
+    until: Any
+    reads: set[EventType]
+    iso: bool
+    runs: str
+    places: Broadcast[dict[int, int]] | None  # admitted events' places (None: all, by seq)
 
-    def run(groups: Iterable[tuple[Any, Iterable[tuple[Any, int, Event]]]]) -> Iterator[Any]:
-        for _, items in groups:
-            ordered = sorted(items, key=lambda item: item[:2])
-            derived: Derived
-            derived, _ = detect(stage, ((seq, event) for _, seq, event in ordered), until)
+    def __call__(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[None]:
+        places = None if self.places is None else self.places.value
+        groups: dict[Any, list[tuple[Any, int, Event]]] = {}
+        for _, seq, event, key in records:
+            if places is not None:
+                seq = places.get(seq)
+                if seq is None:
+                    continue
+            groups.setdefault(key, []).append((event[3], seq, event))
+        found: list[tuple[Any, ...]] = []
+        fed: Derived = []
+        reads = self.reads
+        for items in groups.values():
+            items.sort(key=_end_seq)
+            derived, _ = detect(self.stage, ((seq, e) for _, seq, e in items), self.until)
             for seq, plain in derived:
-                for d in plain:
-                    yield 0, (order_key(d), d)
+                found += plain
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
-                    yield 1, (seq, plain)
+                    fed.append((seq, plain))
+        detections = unique(sorted(map(revive, found), key=order_key))
+        folder = Path(self.runs)
+        _dump(folder / f"run-{index:05d}", _formatted(detections, TimeStyle(self.iso)))
+        _dump(folder / f"derived-{index:05d}", fed)
+        return iter(())
 
-    n = max(1, admitted.context.defaultParallelism)
-    return admitted.flatMap(by_key).groupByKey(n).mapPartitions(run)
+
+def _end_seq(item: tuple[Any, int, Event]) -> tuple[Any, int]:
+    return item[0], item[1]
+
+
+# ---------------------------------------------------------------------- runs
+
+
+def _formatted(events: Iterable[Event], style: TimeStyle) -> list[tuple[Any, str]]:
+    """``(order key, JSON line)`` per event, by ``reasoner run``'s writer."""
+    out: list[tuple[Any, str]] = []
+    buffer = io.StringIO()
+    writer = JsonLinesWriter(buffer, style)
+    items = iter(events)
+    while chunk := list(islice(items, 4096)):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.write_all(chunk)
+        lines = buffer.getvalue().split("\n")  # JSON escapes a newline in a string
+        out += zip(map(order_key, chunk), (line + "\n" for line in lines[:-1]), strict=True)
+    return out
+
+
+def _dump(path: Path, items: list[Any]) -> None:
+    """Write a list as pickled chunks (read back by :func:`_chunks`)."""
+    with open(path, "wb") as f:
+        for start in range(0, len(items), _CHUNK):
+            pickle.dump(items[start : start + _CHUNK], f, pickle.HIGHEST_PROTOCOL)
+
+
+def _chunks(path: Path) -> Iterator[Any]:
+    """The items :func:`_dump` wrote, a chunk at a time."""
+    with open(path, "rb") as f:
+        while True:
+            try:
+                chunk = pickle.load(f)
+            except EOFError:
+                return
+            yield from chunk
+
+
+def _merged(runs: list[Iterator[tuple[Any, str]]]) -> Iterator[str]:
+    """The lines of sorted runs merged in the defined order, repeats dropped (two rules, in
+    two stages or two keys, may derive one event)."""
+    last = None
+    for key, line in heapq.merge(*runs, key=_first):
+        if key != last:
+            yield line
+            last = key
+
+
+_first = itemgetter(0)
 
 
 def check_files(paths: Iterable[str]) -> tuple[str, ...]:
