@@ -533,8 +533,6 @@ def _checkpoints(
         return None, None
     if args.output == "-":
         raise ReasonerError("--checkpoint needs --output FILE: written output cannot be taken back")
-    if args.explain:
-        raise ReasonerError("--explain does not work with --checkpoint yet")
     options = {
         name: getattr(args, name)
         for name in (

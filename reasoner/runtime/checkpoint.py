@@ -5,7 +5,9 @@ body: UTF-8 JSON of plain values (docs/scale-out.md lists its fields). Values JS
 for are tagged arrays (an array is never a value itself): ``["t", ...]`` a tuple, ``["q", n,
 d]`` a fraction, ``["i", iri]`` an IRI, ``["s", functor, [args]]`` a compound, ``["x",
 "inf"]`` (or ``"-inf"``, ``"nan"``) a float JSON cannot write, ``["e", name, args, start,
-end]`` an event and ``["d", name, args, start, end, [sources]]`` a detection with provenance.
+end]`` an event and ``["d", name, args, start, end, [sources]]`` a detection with provenance;
+an explaining engine's detections add ``[rule, values, why]``, their derivation (the rule by its
+place among the engine's rules in use, the values of its variables, the ``why`` tree).
 
 Restoring checks the header, the checksum, the version and the program's fingerprint (its
 compiled network and the engine's options) before it changes anything.
@@ -17,6 +19,7 @@ import hashlib
 import json
 import math
 from collections import deque
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
 from itertools import count
@@ -42,8 +45,14 @@ VERSION = 1
 
 
 def fingerprint(engine: Engine) -> str:
-    """What a snapshot may only be restored into: the compiled network and the options."""
+    """What a snapshot may only be restored into: the compiled network and the options.
+
+    ``explain`` counts only when on (its snapshots hold derivations, which an engine without
+    it cannot use and an engine with it needs): off, the fingerprint is the one of engines
+    that had no such option, whose snapshots still restore."""
     options = engine.options()
+    if not options["explain"]:
+        del options["explain"]
     text = (
         engine.network()
         + "\n"
@@ -55,10 +64,11 @@ def fingerprint(engine: Engine) -> str:
 def snapshot(engine: Engine) -> bytes:
     """The engine's state as bytes (between two events)."""
     rt = engine._runtime
+    rules = _Derivations.of(engine)
     state = {
         "fingerprint": fingerprint(engine),
         "now": encode(rt.now),
-        "timers": [_timer(at, order, fire, engine) for at, order, fire in rt.timers],
+        "timers": [_timer(at, order, fire, engine, rules) for at, order, fire in rt.timers],
         # (sorted: the same state gives the same bytes, whatever the set's order)
         "seen": sorted((encode(e) for e in engine._seen), key=json.dumps),
         "buffer": [[encode(end), n, encode(e)] for end, n, e in engine._buffer],
@@ -66,7 +76,7 @@ def snapshot(engine: Engine) -> bytes:
         "counts": engine._counts,
         "sweep": [encode(engine._last_sweep), engine._ticks, engine._since_sweep],
         "sweep_budget": engine._sweep_budget,
-        "nodes": [_node_state(node) for node in engine._nodes],
+        "nodes": [_node_state(node, rules) for node in engine._nodes],
     }
     return pack(state)
 
@@ -86,14 +96,17 @@ def restore(engine: Engine, data: bytes) -> None:
     if state.get("fingerprint") != fingerprint(engine):
         raise SnapshotError(
             "the snapshot was taken from another program (or with other engine options): "
-            "its rules, policy, tie-break, lateness, max_span or provenance differ"
+            "its rules, policy, tie-break, lateness, max_span, provenance or explain differ"
         )
     nodes = engine._nodes
     if len(state["nodes"]) != len(nodes):
         raise SnapshotError("the snapshot's network does not match the engine's")
+    rules = _Derivations.of(engine)
     try:
-        timers = [_unpack_timer(t, engine) for t in state["timers"]]
-        loaded = [(node, _restorer(node, s)) for node, s in zip(nodes, state["nodes"], strict=True)]
+        timers = [_unpack_timer(t, engine, rules) for t in state["timers"]]
+        loaded = [
+            (node, _restorer(node, s, rules)) for node, s in zip(nodes, state["nodes"], strict=True)
+        ]
         seen = [decode(e) for e in state["seen"]]
         buffer = [(decode(end), n, decode(e)) for end, n, e in state["buffer"]]
         last_sweep, ticks, since_sweep = state["sweep"]
@@ -144,8 +157,27 @@ def unpack(data: bytes) -> dict[str, Any]:
 # ------------------------------------------------------------------------ values
 
 
-def encode(x: Any) -> Any:
-    """A run-time value as JSON data (tagged arrays for what JSON lacks)."""
+@dataclass(frozen=True, slots=True)
+class _Derivations:
+    """An explaining engine's rules in use (``RuleInfo``s, by place) and its knowledge: what
+    writing and reading derivations needs."""
+
+    infos: tuple[Any, ...]
+    places: dict[int, int]  # id(RuleInfo) -> place
+    knowledge: Any
+
+    @staticmethod
+    def of(engine: Engine) -> _Derivations | None:
+        if not engine._explain:
+            return None
+        infos = tuple(engine._infos[id(out)] for out in engine._outputs)
+        places = {id(info): place for place, info in enumerate(infos)}
+        return _Derivations(infos, places, engine._runtime.knowledge)
+
+
+def encode(x: Any, rules: _Derivations | None = None) -> Any:
+    """A run-time value as JSON data (tagged arrays for what JSON lacks); with ``rules``,
+    detections with their derivations."""
     if x is None or isinstance(x, str | bool | int):
         return x
     if isinstance(x, float):
@@ -156,9 +188,14 @@ def encode(x: Any) -> Any:
         if isinstance(x, Detection):
             out[0] = "d"
             out.append([encode(s) for s in x.sources])
+            derivation = getattr(x, "derivation", None)
+            # (the derivation of a rule removed since is not kept: the event explains as a leaf)
+            if rules is not None and derivation is not None and id(derivation.rule) in rules.places:
+                place = rules.places[id(derivation.rule)]
+                out.append([place, encode(derivation.values), encode(derivation.why, rules)])
         return out
     if isinstance(x, tuple):
-        return ["t", *(encode(i) for i in x)]
+        return ["t", *(encode(i, rules) for i in x)]
     if isinstance(x, Fraction):
         return ["q", x.numerator, x.denominator]
     if isinstance(x, IRI):
@@ -168,15 +205,15 @@ def encode(x: Any) -> Any:
     raise SnapshotError(f"cannot write a value of type {type(x).__name__} into a snapshot")
 
 
-def decode(x: Any) -> Any:
-    """The inverse of :func:`_value` (builds only plain values, events and detections)."""
+def decode(x: Any, rules: _Derivations | None = None) -> Any:
+    """The inverse of :func:`encode` (builds only plain values, events and detections)."""
     if not isinstance(x, list):
         if x is None or isinstance(x, str | bool | int | float):
             return x
         raise ValueError(f"unexpected {type(x).__name__}")
     tag = x[0]
     if tag == "t":
-        return tuple(decode(i) for i in x[1:])
+        return tuple(decode(i, rules) for i in x[1:])
     if tag == "x":
         if x[1] not in ("inf", "-inf", "nan"):
             raise ValueError(f"bad float {x[1]!r}")
@@ -187,23 +224,30 @@ def decode(x: Any) -> Any:
         return IRI(str(x[1]))
     if tag == "s":
         return Struct(str(x[1]), tuple(decode(a) for a in x[2]))
-    if tag in ("e", "d"):
-        event = (Detection if tag == "d" else Event)(
-            str(x[1]), decode(x[2]), decode(x[3]), decode(x[4])
-        )
-        if tag == "d":
-            event.sources = tuple(decode(s) for s in x[5])
-        return event
+    if tag == "e":
+        return Event(str(x[1]), decode(x[2]), decode(x[3]), decode(x[4]))
+    if tag == "d":
+        detection = Detection(str(x[1]), decode(x[2]), decode(x[3]), decode(x[4]))
+        detection.sources = tuple(decode(s) for s in x[5])
+        if rules is not None and len(x) > 6:
+            from reasoner.runtime.explain import Derivation
+
+            place, values, why = x[6]
+            info = rules.infos[int(place)]
+            detection.derivation = Derivation(
+                info, decode(values), decode(why, rules), rules.knowledge
+            )
+        return detection
     raise ValueError(f"unknown tag {tag!r}")
 
 
 # ------------------------------------------------------------------------ timers
 
 
-def _timer(at: Any, order: int, fire: Any, engine: Engine) -> list[Any]:
+def _timer(at: Any, order: int, fire: Any, engine: Engine, rules: _Derivations | None) -> list[Any]:
     if isinstance(fire, AlarmTimer):  # the rule by its place among the engine's outputs
         place = next(i for i, out in enumerate(engine._outputs) if out is fire.output)
-        return [encode(at), order, "alarm", place, encode(fire.event)]
+        return [encode(at), order, "alarm", place, encode(fire.event, rules)]
     if isinstance(fire, partial):
         node = getattr(fire.func, "__self__", None)
         if isinstance(node, SlidingAggregateNode):
@@ -214,10 +258,10 @@ def _timer(at: Any, order: int, fire: Any, engine: Engine) -> list[Any]:
     raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
 
 
-def _unpack_timer(t: list[Any], engine: Engine) -> tuple[Any, int, Any]:
+def _unpack_timer(t: list[Any], engine: Engine, rules: _Derivations | None) -> tuple[Any, int, Any]:
     at, order, kind, node_id = decode(t[0]), int(t[1]), t[2], int(t[3])
     if kind == "alarm":
-        event = decode(t[4])
+        event = decode(t[4], rules)
         if not isinstance(event, Event) or event.end != at:
             raise ValueError(f"alarm {t[4]!r} does not ring at {at!r}")
         return at, order, AlarmTimer(event, engine._outputs[node_id], engine._ring)
@@ -232,18 +276,18 @@ def _unpack_timer(t: list[Any], engine: Engine) -> tuple[Any, int, Any]:
 # ------------------------------------------------------------------------ nodes
 
 
-def _node_state(node: Any) -> Any:
+def _node_state(node: Any, rules: _Derivations | None) -> Any:
     match node:
         case ClockNode():
             return {"pending": node.pending}
         case JoinNode():
             return {
-                "left": _store(node.left),
-                "right": _store(node.right),
+                "left": _store(node.left, rules),
+                "right": _store(node.right, rules),
                 "stamp": encode(node._stamp),
             }
         case NegationNode():
-            return {"left": _store(node.left), "blockers": _blockers(node.blockers)}
+            return {"left": _store(node.left, rules), "blockers": _blockers(node.blockers)}
         case GuardNode():
             ends = [[encode(k), [encode(e) for e in v]] for k, v in node._ends.items()]
             return {"blockers": _blockers(node.blockers), "ends": ends}
@@ -255,18 +299,18 @@ def _node_state(node: Any) -> Any:
                 ]
             }
         case StartedAggregateNode():
-            return {"starts": _store(node.starts)}
+            return {"starts": _store(node.starts, rules)}
     return None
 
 
-def _restorer(node: Any, state: Any) -> Any:
+def _restorer(node: Any, state: Any, rules: _Derivations | None) -> Any:
     """A function applying ``state`` to ``node`` (everything decoded before it runs)."""
     match node:
         case ClockNode():
             pending = bool(state["pending"])
             return partial(setattr, node, "pending", pending)
         case JoinNode():
-            left, right = _unstore(state["left"]), _unstore(state["right"])
+            left, right = _unstore(state["left"], rules), _unstore(state["right"], rules)
             stamp = decode(state["stamp"])
 
             def apply_join() -> None:
@@ -276,7 +320,7 @@ def _restorer(node: Any, state: Any) -> Any:
 
             return apply_join
         case NegationNode():
-            left, blockers = _unstore(state["left"]), _unblockers(state["blockers"])
+            left, blockers = _unstore(state["left"], rules), _unblockers(state["blockers"])
 
             def apply_negation() -> None:
                 _fill(node.left, left)
@@ -305,34 +349,35 @@ def _restorer(node: Any, state: Any) -> Any:
 
             return apply_groups
         case StartedAggregateNode():
-            starts = _unstore(state["starts"], (node._function, node._window))
+            starts = _unstore(state["starts"], rules, (node._function, node._window))
             return partial(_fill, node.starts, starts)
     if state is not None:
         raise ValueError(f"state for stateless node {node.id}")
     return lambda: None
 
 
-def _store(store: Store) -> list[Any]:
+def _store(store: Store, rules: _Derivations | None) -> list[Any]:
     return [
-        [encode(key), [_occurrence(o) for o in bucket]] for key, bucket in store.buckets.items()
+        [encode(key), [_occurrence(o, rules) for o in bucket]]
+        for key, bucket in store.buckets.items()
     ]
 
 
-def _occurrence(o: tuple[Any, ...]) -> list[Any]:
-    out = [encode(o[0]), encode(o[1]), encode(o[2]), encode(o[3])]
+def _occurrence(o: tuple[Any, ...], rules: _Derivations | None) -> list[Any]:
+    out = [encode(o[0]), encode(o[1]), encode(o[2]), encode(o[3], rules)]
     if len(o) == 5:  # a started aggregate's window
         out.append(_window(o[4]))
     return out
 
 
 def _unstore(
-    data: list[Any], window: tuple[str, Any] | None = None
+    data: list[Any], rules: _Derivations | None, window: tuple[str, Any] | None = None
 ) -> dict[Any, list[tuple[Any, ...]]]:
     buckets: dict[Any, list[tuple[Any, ...]]] = {}
     for key, bucket in data:
         occurrences = []
         for o in bucket:
-            occ: tuple[Any, ...] = (decode(o[0]), decode(o[1]), decode(o[2]), decode(o[3]))
+            occ: tuple[Any, ...] = (decode(o[0]), decode(o[1]), decode(o[2]), decode(o[3], rules))
             if len(o) == 5:
                 if window is None:
                     raise ValueError("an aggregate window outside an aggregate")

@@ -153,6 +153,7 @@ class Engine:
         self._provenance = provenance or explain
         self._explain = explain
         self._facts_at: dict[Any, Any] = {}  # with explain: where each fact is written
+        self._infos: dict[int, Any] = {}  # with explain: id(output) -> its rule's RuleInfo
         self._buffer: list[tuple[Time, int, Event]] = []  # (end, arrival, event) heap
         self._latest: Time = -math.inf
         self._own_facts = knowledge is None
@@ -253,6 +254,7 @@ class Engine:
                 changed.add(out.input)
                 removed[id(rule)] = rule
                 gone.add(id(out))
+                self._infos.pop(id(out), None)
             else:
                 kept.append((out, head, rule))
         # their pending alarms are dropped with their partial matches (heapified below)
@@ -498,7 +500,7 @@ class Engine:
         if self._explain:
             from reasoner.runtime.explain import Derivation, rule_info
 
-            info = rule_info(out, self._specs, prefixes, self._facts_at)
+            info = self._infos[id(out)] = rule_info(out, self._specs, prefixes, self._facts_at)
             scope.update(derivation=Derivation, info=info)
             trace.append("event.derivation = derivation(info, v, w, runtime.knowledge)")
         if out.alarm is not None:

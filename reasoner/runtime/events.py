@@ -56,9 +56,12 @@ class Event(tuple[Any, ...]):
 
 
 class Detection(Event):
-    """A detection that records the input events it was built from (``sources``)."""
+    """A detection that records the input events it was built from (``sources``) and, from
+    an engine built with ``explain=True``, its ``derivation``
+    (:class:`~reasoner.runtime.explain.Derivation`)."""
 
-    # No __slots__: the instance dictionary holds ``sources``.
+    # No __slots__: the instance dictionary holds ``sources`` (and ``derivation``).
+    derivation: Any = None
 
 
 def is_time(value: Any) -> bool:

@@ -215,15 +215,16 @@ def _justifier(
 
 
 def _leaves(why: Any) -> list[Event]:
-    """The events of a ``why`` tree (nested pairs), left to right, each once."""
-    found: dict[int, Event] = {}
+    """The events of a ``why`` tree (nested pairs), left to right, each once (equal events
+    are one event, as in provenance: a tree read back from a snapshot explains the same)."""
+    found: dict[Event, Event] = {}
     todo = [why]
     while todo:
         item = todo.pop()
         if item is None:
             continue
         if isinstance(item, Event):
-            found.setdefault(id(item), item)
+            found.setdefault(item, item)
         else:
             todo.extend(reversed(item))
     return list(found.values())

@@ -3,7 +3,9 @@ snapshots are refused with a clear error and change nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -15,16 +17,26 @@ from test_aggregates import streams as aggregate_streams
 from reasoner.errors import RuleCompileError, SnapshotError
 from reasoner.language.ast import Program
 from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Event
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.explain import explain, to_json
 
 POLICIES = ("unrestricted", "recent", "chronological")
 
 
-def _run(engine: Engine, stream: list[Event]) -> list[tuple[Event, tuple[Event, ...]]]:
+def _seen(d: Event) -> tuple[Any, ...]:
+    """A detection, its sources and, from an explaining engine, its explanation."""
+    return (
+        d,
+        d.sources,
+        to_json(explain(d)) if isinstance(d, Detection) and d.derivation else None,
+    )
+
+
+def _run(engine: Engine, stream: list[Event]) -> list[tuple[Any, ...]]:
     out = []
     for item in stream:
-        out.extend((d, d.sources) for d in engine.push(item))
-    out.extend((d, d.sources) for d in engine.advance(30))
+        out.extend(map(_seen, engine.push(item)))
+    out.extend(map(_seen, engine.advance(30)))
     return out
 
 
@@ -36,7 +48,7 @@ def _check_restore(program: Program, stream: list[Event], cut: int, options: dic
     first = Engine(program, **options)
     before = []
     for item in stream[:cut]:
-        before.extend((d, d.sources) for d in first.push(item))
+        before.extend(map(_seen, first.push(item)))
     data = first.snapshot()
     second = Engine(program, **options)
     second.restore(data)
@@ -51,7 +63,7 @@ def _check_restore(program: Program, stream: list[Event], cut: int, options: dic
     streams(),
     st.integers(0, 9),
     st.sampled_from(POLICIES),
-    st.booleans(),
+    st.sampled_from(("", "provenance", "explain")),
     st.booleans(),
 )
 def test_restore_at_any_point_gives_the_same_detections(
@@ -59,11 +71,12 @@ def test_restore_at_any_point_gives_the_same_detections(
     stream: list[Event],
     cut: int,
     policy: str,
-    provenance: bool,
+    record: str,
     bounded: bool,
 ) -> None:
+    # (with explain, the explanations too: the derivations of stored events are kept)
     max_span = max((e.end - e.start for e in stream), default=0) if bounded else None
-    options = {"policy": policy, "provenance": provenance, "max_span": max_span}
+    options = {"policy": policy, "max_span": max_span, **({record: True} if record else {})}
     _check_restore(program, stream, min(cut, len(stream)), options)
 
 
@@ -73,6 +86,61 @@ def test_restore_keeps_aggregate_windows_and_timers(
     program: Program, stream: list[Event], cut: int, policy: str
 ) -> None:
     _check_restore(program, stream, min(cut, len(stream)), {"policy": policy})
+
+
+def test_explanations_after_a_restore_are_those_of_an_uninterrupted_run() -> None:
+    rules = (
+        "near(a, b). near(b, c).\n"
+        "warn(X, Y) <- alarm(X) WHERE near(X, Y).\n"
+        "pair(X, Z) <- warn(X, Y) SEQ warn(Y, Z).\n"
+    )
+    first = Engine(rules, explain=True)
+    assert [d.name for d in first.push(Event.at("alarm", ("a",), 1))] == ["warn"]
+    second = Engine(rules, explain=True)
+    second.restore(first.snapshot())  # warn(a, b) is stored, with how it was derived
+    pair = [d for d in second.push(Event.at("alarm", ("b",), 2)) if d.name == "pair"]
+    near = {"fact": "near", "graph": "asserted", "rule": "<rules>:1"}  # (facts: the line)
+
+    def warn(x: str, y: str, t: int) -> dict[str, Any]:
+        alarm = {"name": "alarm", "args": [x], "start": t, "end": t}
+        return {
+            "event": {"name": "warn", "args": [x, y], "start": t, "end": t},
+            "rule": {"head": "warn(X, Y)", "at": "<rules>:2:1"},
+            "from": [{"event": alarm}],
+            "where": [
+                {
+                    "goal": "near(X, Y)",
+                    "at": "<rules>:2:30",
+                    "values": {"X": x, "Y": y},
+                    "facts": [{**near, "args": [x, y]}],
+                }
+            ],
+        }
+
+    assert [to_json(explain(d)) for d in pair] == [
+        {
+            "event": {"name": "pair", "args": ["a", "c"], "start": 1, "end": 2},
+            "rule": {"head": "pair(X, Z)", "at": "<rules>:3:1"},
+            "from": [warn("a", "b", 1), warn("b", "c", 2)],
+            "where": [],
+        }
+    ]
+
+
+def test_explain_counts_in_the_fingerprint_only_when_on() -> None:
+    # Snapshots of engines without explain read as before the option existed (the fingerprint
+    # is the network and the other options); an explaining engine takes only its own kind.
+    rules = "c(X) <- a(X) SEQ b(X)."
+    plain, explaining = Engine(rules, provenance=True), Engine(rules, explain=True)
+    options = {"policy": "unrestricted", "tie_break": "longer", "max_derivations": 100_000,
+               "lateness": 0, "max_span": None, "provenance": True}  # fmt: skip
+    text = plain.network() + "\n" + json.dumps(options, sort_keys=True)
+    before = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert json.loads(plain.snapshot().partition(b"\n")[2])["fingerprint"] == before
+    with pytest.raises(SnapshotError, match="provenance or explain differ"):
+        explaining.restore(plain.snapshot())
+    with pytest.raises(SnapshotError, match="provenance or explain differ"):
+        plain.restore(explaining.snapshot())
 
 
 def test_restore_keeps_the_lateness_buffer() -> None:
