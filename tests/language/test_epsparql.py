@@ -140,6 +140,42 @@ def test_construct_recursion_as_etalis_ep_sparql_07() -> None:
     assert compiled.heads == (("triple", ("subject", "predicate", "object")),)
 
 
+def test_aggregate_after_seq_counts_and_sums_since_each_start() -> None:
+    # ETALIS's ep_sparql_09 and 10, selecting the start's variable instead of the aggregated
+    # triple's (local to the aggregate).
+    stream = _triples(
+        ("now", "start", 0, 1),
+        ("acme", "price", 1, 2),
+        ("bolt", "price", 2, 3),
+        ("now", "start", 7, 4),
+        ("acme", "price", 4, 5),
+    )
+    counts = compile_query(
+        f"SELECT ?t ?n WHERE {{ ?w <{EX}start> ?t }} SEQ "
+        f"{{ aggregate(count, rdf(?c, <{EX}price>, ?p), ?n) }}",
+        "q",
+    )
+    assert _run(counts.program, stream) == {
+        ("q", (0, 0), 1, 1),
+        ("q", (0, 1), 1, 2),
+        ("q", (0, 2), 1, 3),
+        ("q", (7, 0), 4, 4),
+        ("q", (0, 3), 1, 5),
+        ("q", (7, 1), 4, 5),
+    }
+    sums = compile_query(
+        f"SELECT ?t ?s WHERE {{ ?w <{EX}start> ?t }} SEQ "
+        f"{{ aggregate(sum(?p), rdf(?c, <{EX}price>, ?p), ?s) }} FILTER (?s > 0)",
+        "q",
+    )
+    assert _run(sums.program, stream) == {
+        ("q", (0, 1), 1, 2),
+        ("q", (0, 3), 1, 3),
+        ("q", (0, 7), 1, 5),
+        ("q", (7, 4), 4, 5),
+    }
+
+
 # ---------------------------------------------------------------------------- errors
 
 
@@ -158,6 +194,18 @@ def test_construct_recursion_as_etalis_ep_sparql_07() -> None:
         ("SELECT ?x { ?x <urn:p> ?y FILTER(<urn:f>(?y)) }", 1, 34, "expected a prefixed name"),
         ("SELECT ?x { GRAPH <urn:g> { ?x <urn:p> ?y } }", 1, 19, "expected GRAPH <urn:reasoner"),
         ('SELECT ?x { ?x <urn:p> "1Y"^^xsd:duration }', 1, 24, "expected a duration"),
+        (
+            "SELECT ?n { ?x <urn:p> ?y } SEQ { aggregate(median(?z), rdf(?x, <urn:q>, ?z), ?n) }",
+            1,
+            45,
+            "unknown aggregate function median(Z)",
+        ),
+        (
+            "SELECT ?n { ?x <urn:p> ?y } SEQ { aggregate(count, triple(?x, <urn:q>, ?z), ?n) }",
+            1,
+            52,
+            "expected rdf(S, P, O) as the aggregated pattern, found triple(...)",
+        ),
     ],
 )
 def test_syntax_errors_name_the_place(text: str, line: int, column: int, message: str) -> None:
@@ -185,7 +233,7 @@ def test_syntax_errors_name_the_place(text: str, line: int, column: int, message
             1,
             12,
             "expected '{', '}', DO, FILTER, GRAPH, a literal, a name, a number, a prefixed name, "
-            "a variable, an IRI, false or true, found the end of the query",
+            "a variable, aggregate, an IRI, false or true, found the end of the query",
         ),
         (
             "SELECT ?x { ?x <urn:p> ?y }\n}",
@@ -242,6 +290,30 @@ def test_syntax_errors_read_like_the_rule_parsers(
             1,
             37,
             "getSTARTTIME() is not supported",
+        ),
+        (
+            "SELECT ?c ?n { ?x <urn:p> ?y } SEQ { aggregate(count, rdf(?c, <urn:q>, ?z), ?n) }",
+            1,
+            8,
+            "?c is local to aggregate(...), which covers all its values",
+        ),
+        (
+            "SELECT ?n { ?x <urn:p> ?y } EQUALS { aggregate(count, rdf(?c, <urn:q>, ?z), ?n) }",
+            1,
+            38,
+            "aggregate(...) is supported after SEQ only, not after EQUALS",
+        ),
+        (
+            "SELECT ?n { { aggregate(count, rdf(?c, <urn:q>, ?z), ?n) } SEQ { ?x <urn:p> ?y } }",
+            1,
+            15,
+            "aggregate(...) is supported after SEQ only, as { A } SEQ { aggregate(...) }",
+        ),
+        (
+            "SELECT ?n { ?x <urn:p> ?y } SEQ { aggregate(count, rdf(?c, <urn:q>, ?z), ?n) ?c <urn:r> ?d }",
+            1,
+            35,
+            "aggregate(...) is supported alone in a group after SEQ",
         ),
     ],
 )

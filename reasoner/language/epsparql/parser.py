@@ -20,7 +20,9 @@ from lark.exceptions import UnexpectedInput
 
 from reasoner.errors import ReasonerError, RuleSyntaxError
 from reasoner.language.ast import Atom, Compound, Iri, Number, PName, String, Term, Var
+from reasoner.language.aggregates import aggregate_function
 from reasoner.language.epsparql.query import (
+    AggregateItem,
     Background,
     Expression,
     Filter,
@@ -57,6 +59,7 @@ _WORDS = {
     "FILTER_KW": "FILTER",
     "DO_KW": "DO",
     "GRAPH_KW": "GRAPH",
+    "AGGREGATE_KW": "aggregate",
     "WITHIN_KW": "WITHIN",
     "OPERATOR": "SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL or UNION",
     "VAR": "a variable",
@@ -246,6 +249,29 @@ class _ToQuery(SourceTransformer):
     def background(self, meta: Any, children: list[Any]) -> Background:
         triples = next((c for c in children if isinstance(c, tuple)), ())
         return Background(triples, self.span(meta))
+
+    @v_args(meta=True)
+    def aggregate(self, meta: Any, children: list[Any]) -> AggregateItem:
+        function, name, subject, predicate, obj, result = (
+            c for c in children if not (isinstance(c, Token) and c.type == "AGGREGATE_KW")
+        )
+        if str(name) != "rdf":
+            raise self.error(
+                f"expected rdf(S, P, O) as the aggregated pattern, found {name}(...)",
+                self.token_span(name),
+            )
+        span = self.span(meta)
+        return AggregateItem(function, Triple(subject, predicate, obj, span), result, span)
+
+    @v_args(meta=True)
+    def aggregate_function(self, meta: Any, children: list[Any]) -> Term:
+        name = str(children[0])
+        term: Term = Atom(name) if len(children) == 1 else Compound(name, (children[1],))
+        try:
+            aggregate_function(term)
+        except ValueError as exc:
+            raise self.error(str(exc), self.span(meta)) from None
+        return term
 
     def graph_name(self, children: list[Token]) -> None:
         name = str(children[0])

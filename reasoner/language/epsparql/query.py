@@ -57,8 +57,19 @@ class Join:
     span: Span | None = span_field()
 
 
+@dataclass(frozen=True, slots=True)
+class AggregateItem:
+    """ETALIS's ``aggregate(F, rdf(s, p, o), ?r)``: ``F`` (``count``, ``sum(?x)``, ...) over
+    the stream triples matching ``triple``, into ``result``."""
+
+    function: Term
+    triple: Triple
+    result: Var
+    span: Span | None = span_field()
+
+
 Expression = Group | Join
-Item = Triple | Background | Filter | Group | Join
+Item = Triple | Background | Filter | Group | Join | AggregateItem
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from itertools import product
 
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.language.ast import (
+    Aggregate,
     Atom,
     Binary,
     Compound,
@@ -48,6 +49,7 @@ from reasoner.language.ast import (
 from reasoner.language.check import bound_variables, condition_bindings
 from reasoner.language.epsparql.parser import TIME_FUNCTIONS, parse_query
 from reasoner.language.epsparql.query import (
+    AggregateItem,
     Background,
     Expression,
     Filter,
@@ -150,7 +152,14 @@ def _compile(query: Query, name: str, source: str | None) -> CompiledQuery:
         selected = tuple(Var(rule) for rule in sparql if rule in bound)
     for var in selected:
         if not any(var.name in bound_variables(p) for p in alternatives):
-            raise _error(f"the query does not bind ?{sparql.get(var.name, var.name)}", var.span)
+            name = sparql.get(var.name, var.name)
+            if var.name in translator.local:
+                raise _error(
+                    f"?{name} is local to aggregate(...), which covers all its values: select "
+                    "the aggregate's result and variables of the groups before it",
+                    var.span,
+                )
+            raise _error(f"the query does not bind ?{name}", var.span)
     heads: dict[tuple[str, ...], str] = {}
     rules: list[EventRule] = []
     for pattern in alternatives:
@@ -224,11 +233,31 @@ class _Translator:
             v.name for triple in _triples(query.where) for v in _triple_variables(triple)
         }
         self.dropped: list[tuple[str, Span | None]] = []
+        self.local: set[str] = set()  # the variables of aggregated triples
         self.sparql = dict(query.names)
 
     def expression(self, expr: Expression) -> list[Pattern]:
         if isinstance(expr, Group):
             return self.group(expr)
+        first = _aggregate(expr.left)
+        if first is not None:
+            raise _error(
+                "aggregate(...) is supported after SEQ only, as { A } SEQ { aggregate(...) }: "
+                "the aggregate since each occurrence of A",
+                first.span,
+            )
+        aggregate = _aggregate(expr.right)
+        if aggregate is not None:
+            if expr.op != "seq":
+                raise _error(
+                    f"aggregate(...) is supported after SEQ only, not after {expr.op.upper()}",
+                    aggregate.span,
+                )
+            self.local |= {v.name for v in _triple_variables(aggregate.triple)}
+            return [
+                Binary("seq", a, self.aggregate(aggregate), expr.span)
+                for a in self.expression(expr.left)
+            ]
         left, right = self.expression(expr.left), self.expression(expr.right)
         if expr.op == "union":
             return left + right
@@ -237,7 +266,24 @@ class _Translator:
         ]
         return joined + left if expr.op in ("optionalseq", "equalsoptional") else joined
 
+    def aggregate(self, item: AggregateItem) -> Aggregate:
+        t = item.triple
+        return Aggregate(
+            item.function,
+            EventAtom("triple", (t.subject, t.predicate, t.object), t.span),
+            item.result,
+            None,
+            item.span,
+        )
+
     def group(self, group: Group) -> list[Pattern]:
+        aggregate = next((i for i in group.items if isinstance(i, AggregateItem)), None)
+        if aggregate is not None:
+            raise _error(
+                "aggregate(...) is supported alone in a group after SEQ, as "
+                "{ A } SEQ { aggregate(...) } (FILTERs go after the groups)",
+                aggregate.span,
+            )
         atoms: list[Pattern] = [
             EventAtom("triple", (t.subject, t.predicate, t.object), t.span)
             for t in group.items
@@ -329,10 +375,20 @@ class _Translator:
         )
 
 
-def _triples(expr: Expression | Background | Filter | Triple) -> list[Triple]:
+def _aggregate(expr: Expression) -> AggregateItem | None:
+    """The aggregate of a group ``{ aggregate(...) }`` holding nothing else."""
+    if isinstance(expr, Group) and len(expr.items) == 1:
+        item = expr.items[0]
+        return item if isinstance(item, AggregateItem) else None
+    return None
+
+
+def _triples(expr: Expression | Background | Filter | Triple | AggregateItem) -> list[Triple]:
     match expr:
         case Triple():
             return [expr]
+        case AggregateItem(triple=triple):
+            return [triple]
         case Group(items):
             return [t for item in items for t in _triples(item)]
         case Join(_, left, right):
