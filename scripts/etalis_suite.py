@@ -16,7 +16,8 @@ temporary folder, into what ``reasoner run`` reads:
   ``datime(Y, M, D, H, Mi, S[, C])`` stamps uses the seconds since 1970 plus C ms;
   ``execute_event_stream_file(F)`` runs the terms of a stream file the same way (its
   ``event(E)`` and ``sleep(N)``, as ETALIS calls each);
-* ``set_etalis_flag(event_consumption_policy, P)`` gives ``--policy P``;
+* ``set_etalis_flag(event_consumption_policy, P)`` gives ``--policy P``; a ``sleep(N)`` after
+  the last event gives ``--until`` (ETALIS's clock runs on while it sleeps: alarms ring);
 * ``findall(stored_event(event(P, T)), ..., L)`` followed by ``L = [...]`` in the script's
   if-then-else is an expected result: the detections matching ``P``, as a multiset.
 
@@ -103,6 +104,7 @@ class Conversion:
     unsupported: list[str] = field(default_factory=list)
     query: str | None = None  # an EP-SPARQL query (ETALIS's ep_sparql_parse)
     sleeps: int = 0  # the seconds ETALIS sleeps while running the goal
+    until: Fraction = Fraction(0)  # ETALIS's clock when the goal ends (alarms ring up to it)
 
 
 class Unconvertible(Exception):
@@ -253,6 +255,7 @@ class Converter:
                 self.second += int(n)
                 self.counter = 0
                 self.out.sleeps += int(n)
+                self.out.until = max(self.out.until, Fraction(self.second))
             case Compound("execute_event_stream_file", (Atom(f),)):
                 self.stream_file(folder / f)
             case Compound(
@@ -412,6 +415,8 @@ def run_ours(case: Case, conv: Conversion, tmp: Path) -> tuple[list[dict] | None
         cmd += ["--query", str(tmp / "query.rq")]
         lines = [dict(e, name="triple") if e["name"] == "rdf" else e for e in conv.events]
         events.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    if conv.until > max((Fraction(e.get("end", e.get("time", 0))) for e in conv.events), default=0):
+        cmd += ["--until", str(time_value(conv.until))]
     if conv.out_of_order and conv.lateness:
         cmd += ["--lateness", str(time_value(conv.lateness))]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
