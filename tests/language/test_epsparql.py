@@ -310,7 +310,8 @@ def test_syntax_errors_read_like_the_rule_parsers(
             "aggregate(...) is supported after SEQ only, as { A } SEQ { aggregate(...) }",
         ),
         (
-            "SELECT ?n { ?x <urn:p> ?y } SEQ { aggregate(count, rdf(?c, <urn:q>, ?z), ?n) ?c <urn:r> ?d }",
+            "SELECT ?n { ?x <urn:p> ?y } SEQ "
+            "{ aggregate(count, rdf(?c, <urn:q>, ?z), ?n) ?c <urn:r> ?d }",
             1,
             35,
             "aggregate(...) is supported alone in a group after SEQ",

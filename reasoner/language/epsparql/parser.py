@@ -19,8 +19,8 @@ from lark import Token, v_args
 from lark.exceptions import UnexpectedInput
 
 from reasoner.errors import ReasonerError, RuleSyntaxError
-from reasoner.language.ast import Atom, Compound, Iri, Number, PName, String, Term, Var
 from reasoner.language.aggregates import aggregate_function
+from reasoner.language.ast import Atom, Compound, Iri, Number, PName, String, Term, Var
 from reasoner.language.epsparql.query import (
     AggregateItem,
     Background,
