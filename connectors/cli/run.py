@@ -510,8 +510,6 @@ def _engine(
         )
     if args.refresh_every is not None:
         raise ReasonerError("--refresh-every does not work with --workers yet")
-    if args.explain:
-        raise ReasonerError("--explain does not work with --workers yet")
     if args.workers < 1:
         raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
     from reasoner.runtime.parallel import ParallelEngine
@@ -520,6 +518,7 @@ def _engine(
         program,
         workers=args.workers,
         knowledge=None if knowledge is None else lambda: knowledge,
+        explain=args.explain,
         **options,
     )
 

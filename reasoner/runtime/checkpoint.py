@@ -61,10 +61,11 @@ def fingerprint(engine: Engine) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def snapshot(engine: Engine) -> bytes:
-    """The engine's state as bytes (between two events)."""
+def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
+    """The engine's state as bytes (between two events); ``rules``: how to name the rules of
+    derivations, when the engine also holds another engine's detections (default: its own)."""
     rt = engine._runtime
-    rules = _Derivations.of(engine)
+    rules = rules or Derivations.of(engine)
     state = {
         "fingerprint": fingerprint(engine),
         "now": encode(rt.now),
@@ -88,7 +89,7 @@ def pack(state: dict[str, Any]) -> bytes:
     return header + body
 
 
-def restore(engine: Engine, data: bytes) -> None:
+def restore(engine: Engine, data: bytes, rules: Derivations | None = None) -> None:
     """Replace ``engine``'s state with the snapshot's; SnapshotError (engine unchanged) for
     data that is not a snapshot, is corrupt or truncated, has another format version or comes
     from another program or other options."""
@@ -101,7 +102,7 @@ def restore(engine: Engine, data: bytes) -> None:
     nodes = engine._nodes
     if len(state["nodes"]) != len(nodes):
         raise SnapshotError("the snapshot's network does not match the engine's")
-    rules = _Derivations.of(engine)
+    rules = rules or Derivations.of(engine)
     try:
         timers = [_unpack_timer(t, engine, rules) for t in state["timers"]]
         loaded = [
@@ -158,8 +159,8 @@ def unpack(data: bytes) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Derivations:
-    """An explaining engine's rules in use (``RuleInfo``s, by place) and its knowledge: what
+class Derivations:
+    """Explaining engines' rules in use (``RuleInfo``s, by place) and the knowledge: what
     writing and reading derivations needs."""
 
     infos: tuple[Any, ...]
@@ -167,15 +168,32 @@ class _Derivations:
     knowledge: Any
 
     @staticmethod
-    def of(engine: Engine) -> _Derivations | None:
-        if not engine._explain:
+    def of(*engines: Engine) -> Derivations | None:
+        """The rules of ``engines``, one after the other (None unless they explain); the
+        knowledge of the first."""
+        if not engines or not engines[0]._explain:
             return None
-        infos = tuple(engine._infos[id(out)] for out in engine._outputs)
+        infos = tuple(e._infos[id(out)] for e in engines for out in e._outputs)
         places = {id(info): place for place, info in enumerate(infos)}
-        return _Derivations(infos, places, engine._runtime.knowledge)
+        return Derivations(infos, places, engines[0]._runtime.knowledge)
+
+    def write(self, derivation: Any) -> list[Any] | None:
+        """A :class:`~reasoner.runtime.explain.Derivation` as JSON data ``[rule, values,
+        why]``; None for one of a rule not in use any more."""
+        place = self.places.get(id(derivation.rule))
+        if place is None:
+            return None
+        return [place, encode(derivation.values), encode(derivation.why, self)]
+
+    def read(self, data: list[Any]) -> Any:
+        """The inverse of :meth:`write`."""
+        from reasoner.runtime.explain import Derivation
+
+        place, values, why = data
+        return Derivation(self.infos[int(place)], decode(values), decode(why, self), self.knowledge)
 
 
-def encode(x: Any, rules: _Derivations | None = None) -> Any:
+def encode(x: Any, rules: Derivations | None = None) -> Any:
     """A run-time value as JSON data (tagged arrays for what JSON lacks); with ``rules``,
     detections with their derivations."""
     if x is None or isinstance(x, str | bool | int):
@@ -188,11 +206,10 @@ def encode(x: Any, rules: _Derivations | None = None) -> Any:
         if isinstance(x, Detection):
             out[0] = "d"
             out.append([encode(s) for s in x.sources])
-            derivation = getattr(x, "derivation", None)
             # (the derivation of a rule removed since is not kept: the event explains as a leaf)
-            if rules is not None and derivation is not None and id(derivation.rule) in rules.places:
-                place = rules.places[id(derivation.rule)]
-                out.append([place, encode(derivation.values), encode(derivation.why, rules)])
+            written = None if rules is None or x.derivation is None else rules.write(x.derivation)
+            if written is not None:
+                out.append(written)
         return out
     if isinstance(x, tuple):
         return ["t", *(encode(i, rules) for i in x)]
@@ -205,7 +222,7 @@ def encode(x: Any, rules: _Derivations | None = None) -> Any:
     raise SnapshotError(f"cannot write a value of type {type(x).__name__} into a snapshot")
 
 
-def decode(x: Any, rules: _Derivations | None = None) -> Any:
+def decode(x: Any, rules: Derivations | None = None) -> Any:
     """The inverse of :func:`encode` (builds only plain values, events and detections)."""
     if not isinstance(x, list):
         if x is None or isinstance(x, str | bool | int | float):
@@ -230,13 +247,7 @@ def decode(x: Any, rules: _Derivations | None = None) -> Any:
         detection = Detection(str(x[1]), decode(x[2]), decode(x[3]), decode(x[4]))
         detection.sources = tuple(decode(s) for s in x[5])
         if rules is not None and len(x) > 6:
-            from reasoner.runtime.explain import Derivation
-
-            place, values, why = x[6]
-            info = rules.infos[int(place)]
-            detection.derivation = Derivation(
-                info, decode(values), decode(why, rules), rules.knowledge
-            )
+            detection.derivation = rules.read(x[6])
         return detection
     raise ValueError(f"unknown tag {tag!r}")
 
@@ -244,7 +255,7 @@ def decode(x: Any, rules: _Derivations | None = None) -> Any:
 # ------------------------------------------------------------------------ timers
 
 
-def _timer(at: Any, order: int, fire: Any, engine: Engine, rules: _Derivations | None) -> list[Any]:
+def _timer(at: Any, order: int, fire: Any, engine: Engine, rules: Derivations | None) -> list[Any]:
     if isinstance(fire, AlarmTimer):  # the rule by its place among the engine's outputs
         place = next(i for i, out in enumerate(engine._outputs) if out is fire.output)
         return [encode(at), order, "alarm", place, encode(fire.event, rules)]
@@ -258,7 +269,7 @@ def _timer(at: Any, order: int, fire: Any, engine: Engine, rules: _Derivations |
     raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
 
 
-def _unpack_timer(t: list[Any], engine: Engine, rules: _Derivations | None) -> tuple[Any, int, Any]:
+def _unpack_timer(t: list[Any], engine: Engine, rules: Derivations | None) -> tuple[Any, int, Any]:
     at, order, kind, node_id = decode(t[0]), int(t[1]), t[2], int(t[3])
     if kind == "alarm":
         event = decode(t[4], rules)
@@ -276,7 +287,7 @@ def _unpack_timer(t: list[Any], engine: Engine, rules: _Derivations | None) -> t
 # ------------------------------------------------------------------------ nodes
 
 
-def _node_state(node: Any, rules: _Derivations | None) -> Any:
+def _node_state(node: Any, rules: Derivations | None) -> Any:
     match node:
         case ClockNode():
             return {"pending": node.pending}
@@ -303,7 +314,7 @@ def _node_state(node: Any, rules: _Derivations | None) -> Any:
     return None
 
 
-def _restorer(node: Any, state: Any, rules: _Derivations | None) -> Any:
+def _restorer(node: Any, state: Any, rules: Derivations | None) -> Any:
     """A function applying ``state`` to ``node`` (everything decoded before it runs)."""
     match node:
         case ClockNode():
@@ -356,14 +367,14 @@ def _restorer(node: Any, state: Any, rules: _Derivations | None) -> Any:
     return lambda: None
 
 
-def _store(store: Store, rules: _Derivations | None) -> list[Any]:
+def _store(store: Store, rules: Derivations | None) -> list[Any]:
     return [
         [encode(key), [_occurrence(o, rules) for o in bucket]]
         for key, bucket in store.buckets.items()
     ]
 
 
-def _occurrence(o: tuple[Any, ...], rules: _Derivations | None) -> list[Any]:
+def _occurrence(o: tuple[Any, ...], rules: Derivations | None) -> list[Any]:
     out = [encode(o[0]), encode(o[1]), encode(o[2]), encode(o[3], rules)]
     if len(o) == 5:  # a started aggregate's window
         out.append(_window(o[4]))
@@ -371,7 +382,7 @@ def _occurrence(o: tuple[Any, ...], rules: _Derivations | None) -> list[Any]:
 
 
 def _unstore(
-    data: list[Any], rules: _Derivations | None, window: tuple[str, Any] | None = None
+    data: list[Any], rules: Derivations | None, window: tuple[str, Any] | None = None
 ) -> dict[Any, list[tuple[Any, ...]]]:
     buckets: dict[Any, list[tuple[Any, ...]]] = {}
     for key, bucket in data:

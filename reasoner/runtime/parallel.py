@@ -56,8 +56,9 @@ class ParallelEngine:
         knowledge: a function returning the static knowledge, called once in every worker
             (and here, for the global remainder); None: the program's facts and Horn rules,
             evaluated once here (each worker inherits its own copy).
-        policy, tie_break, max_derivations, lateness, max_span, provenance: as for
-            :class:`~reasoner.runtime.engine.Engine`.
+        policy, tie_break, max_derivations, lateness, max_span, provenance, explain: as for
+            :class:`~reasoner.runtime.engine.Engine` (with ``explain``, the workers send each
+            detection's derivation, and the keyed rules are compiled here too, to read them).
         batch: input events per batch.
 
     Use it as a context manager (or call :meth:`close`) to stop the workers.
@@ -75,6 +76,7 @@ class ParallelEngine:
         lateness: Any = 0,
         max_span: Any = None,
         provenance: bool = False,
+        explain: bool = False,
         batch: int = BATCH,
     ) -> None:
         if not isinstance(workers, int) or workers < 1:
@@ -88,6 +90,8 @@ class ParallelEngine:
             "max_span": max_span,
             "provenance": provenance,
         }
+        if explain:  # (counted in snapshots only when on, as for Engine)
+            options["explain"] = True
         keyed, remainder = self.partitioning.stages(program)
         if not self.partitioning.partitioned:
             remainder, workers = program, 0
@@ -112,6 +116,15 @@ class ParallelEngine:
             if remainder.event_rules or not workers
             else None
         )
+        #: With explain: the rules of both stages (the keyed stage's first, at the places the
+        #: workers name them), to read the workers' derivations and to write all in snapshots.
+        self._rules: checkpoint.Derivations | None = None
+        if explain:
+            engines = [] if self._global is None else [self._global]
+            if workers:
+                base = engines[0]._runtime.knowledge if engines else knowledge()
+                engines.insert(0, Engine(keyed, knowledge=base, **options))
+            self._rules = checkpoint.Derivations.of(*engines)
         self._batch = batch
         self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
@@ -294,8 +307,8 @@ class ParallelEngine:
         derived: list[tuple[int, list[Event]]] = []
         for connection in self._connections:
             run, feed = _answer(connection)
-            rows += [(key, revive(d)) for key, d in run]
-            derived += [(seq, [revive(d) for d in plain]) for seq, plain in feed]
+            rows += [(key, revive(d, self._rules)) for key, d in run]
+            derived += [(seq, [revive(d, self._rules) for d in plain]) for seq, plain in feed]
         if self._global is not None:
             engine = self._global
             found: list[Event] = []
@@ -341,12 +354,14 @@ class ParallelEngine:
             "workers": [d.decode("utf-8") for d in self._ask(("snapshot",))]
             if self.workers
             else [],
-            "global": None if self._global is None else self._global.snapshot().decode("utf-8"),
+            "global": None
+            if self._global is None
+            else checkpoint.snapshot(self._global, self._rules).decode("utf-8"),
             "now": encode(self._now),
             "latest": encode(self._latest),
             "seq": self._seq,
             "buffer": [[encode(end), n, encode(e)] for end, n, e in self._buffer],
-            "pending": [encode(d) for _, d in self._pending],
+            "pending": [encode(d, self._rules) for _, d in self._pending],
             "counts": self._counts,
         }
         return checkpoint.pack(state)
@@ -363,7 +378,9 @@ class ParallelEngine:
         decode = checkpoint.decode
         try:
             buffer = [(decode(end), int(n), decode(e)) for end, n, e in state["buffer"]]
-            pending = [(order_key(d), d) for d in map(decode, state["pending"])]
+            pending = [
+                (order_key(d), d) for d in (decode(d, self._rules) for d in state["pending"])
+            ]
             now, latest, seq = decode(state["now"]), decode(state["latest"]), int(state["seq"])
             counts = {k: int(state["counts"][k]) for k in self._counts}
             workers = [d.encode("utf-8") for d in state["workers"]]
@@ -378,7 +395,8 @@ class ParallelEngine:
         for connection in self._connections:
             _answer(connection)
         if self._global is not None:
-            self._global.restore(own.encode("utf-8"))  # checks before it changes anything
+            # (checks before it changes anything)
+            checkpoint.restore(self._global, own.encode("utf-8"), self._rules)
         self._ask(("restore",))
         self._buffer, self._pending = buffer, pending
         self._now, self._latest, self._seq = now, latest, seq
@@ -504,18 +522,19 @@ def run_batch(
     to ``until``."""
     out: list[tuple[int, list[tuple[Any, ...]]]] = []
     new, clock, push = tuple.__new__, engine._runtime, engine.push
+    rules = checkpoint.Derivations.of(engine)
     for seq, name, args, start, end in batch:
         if end > clock.now:
             fired = engine.advance(end)
             if fired:
-                out.append((-1, [plain(d) for d in fired]))
+                out.append((-1, [plain(d, rules) for d in fired]))
         detections = push(new(Event, (name, args, start, end)))
         if detections:
-            out.append((seq, [plain(d) for d in detections]))
+            out.append((seq, [plain(d, rules) for d in detections]))
     if until > engine.now:
         fired = engine.advance(until)
         if fired:
-            out.append((-1, [plain(d) for d in fired]))
+            out.append((-1, [plain(d, rules) for d in fired]))
     return out
 
 
@@ -532,17 +551,22 @@ def ordered_batch(
     return run, feed
 
 
-def plain(d: Event) -> tuple[Any, ...]:
-    """A detection as plain tuples (with its sources, when it has them)."""
+def plain(d: Event, rules: checkpoint.Derivations | None = None) -> tuple[Any, ...]:
+    """A detection as plain tuples (with its sources, when it has them, and with ``rules``
+    its derivation, as snapshots write it)."""
     if isinstance(d, Detection):
-        return (*d, tuple(tuple(s) for s in d.sources))
+        sources = tuple(tuple(s) for s in d.sources)
+        written = None if rules is None or d.derivation is None else rules.write(d.derivation)
+        return (*d, sources) if written is None else (*d, sources, written)
     return tuple(d)
 
 
-def revive(t: tuple[Any, ...]) -> Event:
-    """The inverse of :func:`plain`."""
+def revive(t: tuple[Any, ...], rules: checkpoint.Derivations | None = None) -> Event:
+    """The inverse of :func:`plain` (``rules``: those of the engine that derived it)."""
     if len(t) == 4:
         return tuple.__new__(Event, t)
     d = tuple.__new__(Detection, t[:4])
     d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
+    if len(t) == 6 and rules is not None:
+        d.derivation = rules.read(t[5])
     return d

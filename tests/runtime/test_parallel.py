@@ -19,7 +19,8 @@ from reasoner.language.ast import (
     Program,
 )
 from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Event
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.explain import explain, to_json
 from reasoner.runtime.parallel import ParallelEngine, event_order, ordered_batch
 
 
@@ -35,19 +36,54 @@ def _single(program: Program, stream: list[Event], options: dict) -> list[Event]
     partitionable_programs(),
     keyed_streams(),
     st.sampled_from(["unrestricted", "recent", "chronological"]),
-    st.booleans(),
+    st.sampled_from(["", "provenance", "explain"]),
     st.sampled_from([1, 3, 64]),
 )
 def test_any_number_of_workers_equals_one_engine(
-    program: Program, stream: list[Event], policy: str, provenance: bool, batch: int
+    program: Program, stream: list[Event], policy: str, record: str, batch: int
 ) -> None:
-    options = {"policy": policy, "provenance": provenance}
+    # (with explain, the explanations too: workers send derivations, the router reads them)
+    options = {"policy": policy, **({record: True} if record else {})}
     expected = _single(program, stream, options)
     for workers in (1, 2, 3):
         with ParallelEngine(program, workers=workers, batch=batch, **options) as engine:
             found = list(engine.run(stream))
         assert found == expected
         assert [d.sources for d in found] == [d.sources for d in expected]
+        assert list(map(_explained, found)) == list(map(_explained, expected))
+
+
+def _explained(d: Event) -> object:
+    return to_json(explain(d)) if isinstance(d, Detection) and d.derivation else None
+
+
+def test_explanations_cross_the_stages_and_a_snapshot() -> None:
+    # warn/2 is keyed (by the alarm's station, in the workers); pair/2 joins two warnings of
+    # different stations (global): its explanation holds the workers' derivations, with the
+    # knowledge facts they used, the same as one engine's, before and after a restore.
+    rules = (
+        "near(a, b). near(b, c). near(c, a).\n"
+        "warn(S, Y) <- alarm(S) WHERE near(S, Y).\n"
+        "pair(X, Z) <- warn(X, Y) SEQ warn(Y, Z).\n"
+    )
+    stream = [Event.at("alarm", (s,), t) for t, s in enumerate("abcab", 1)]
+    expected = event_order(Engine(rules, explain=True).run(stream))
+    assert [d.name for d in expected].count("pair") == 5
+    with ParallelEngine(rules, workers=2, batch=1, explain=True) as first:
+        assert first.workers == 2
+        before = [d for e in stream[:3] for d in first.push(e)]
+        data = first.snapshot()
+    with ParallelEngine(rules, workers=2, batch=1, explain=True) as second:
+        second.restore(data)
+        found = before + list(second.run(stream[3:]))
+    assert found == expected
+    assert list(map(_explained, found)) == list(map(_explained, expected))
+    pair = _explained([d for d in found if d.name == "pair"][-1])  # pair(a, c) over [4, 5]
+    assert isinstance(pair, dict) and pair["event"]["start"] == 4
+    assert [step["where"][0]["facts"][0]["args"] for step in pair["from"]] == [
+        ["a", "b"],
+        ["b", "c"],
+    ]
 
 
 def test_blizzard_like_two_stage_program_uses_workers() -> None:

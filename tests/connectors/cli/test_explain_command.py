@@ -121,10 +121,30 @@ def test_explain_names_a_line_without_a_derivation(
     )
 
 
-def test_explain_does_not_work_with_workers_yet(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_explain_with_workers_writes_the_bytes_of_one_worker_and_one_engines_lines(
+    tmp_path: Path,
 ) -> None:
+    # warn/2 runs in the workers, pair/2 (two stations) in the router: its "why" holds the
+    # workers' derivations.
     rules = tmp_path / "r.event"
-    rules.write_text("c <- a.\n", encoding="utf-8")
-    assert main(["run", str(rules), "--explain", "--workers", "2"]) == 1
-    assert capsys.readouterr().err == "reasoner: --explain does not work with --workers yet\n"
+    rules.write_text(
+        "near(a, b). near(b, c). near(c, a).\n"
+        "warn(S, Y) <- alarm(S) WHERE near(S, Y).\n"
+        "pair(X, Z) <- warn(X, Y) SEQ warn(Y, Z).\n",
+        encoding="utf-8",
+    )
+    events = tmp_path / "e.jsonl"
+    lines = (json.dumps({"name": "alarm", "args": [s], "time": t}) for t, s in enumerate("abcab"))
+    events.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    written = {}
+    for workers in ([], ["--workers", "1"], ["--workers", "2"], ["--workers", "3"]):
+        out = tmp_path / f"d{len(written)}.jsonl"
+        command = ["run", str(rules), "--events", str(events), "--output", str(out), "--explain"]
+        assert main([*command, *workers]) == 0
+        written[" ".join(workers)] = out.read_bytes()
+    one = written.pop("")
+    assert len(set(written.values())) == 1
+    assert sorted(written["--workers 2"].splitlines()) == sorted(one.splitlines())
+    pairs = [json.loads(line) for line in one.splitlines() if b'"pair"' in line[:20]]
+    assert len(pairs) == 5
+    assert all(step["rule"]["head"] == "warn(S, Y)" for p in pairs for step in p["why"]["from"])

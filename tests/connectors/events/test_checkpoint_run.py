@@ -59,7 +59,9 @@ def test_any_number_of_workers_writes_the_same_bytes(
     assert err.count(f"skipped {events}:12001: stock takes 3 argument(s), not 1\n") == 4
 
 
-@pytest.mark.parametrize("workers", [[], ["--workers", "2"], ["--explain"]])
+@pytest.mark.parametrize(
+    "workers", [[], ["--workers", "2"], ["--explain"], ["--workers", "2", "--explain"]]
+)
 def test_kill_and_restart_gives_the_uninterrupted_output(
     inputs: tuple[Path, Path], tmp_path: Path, workers: list[str]
 ) -> None:
