@@ -55,7 +55,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
-from reasoner.runtime.parallel import order_key, remainder_input, revive, unique
+from reasoner.runtime.parallel import order_key, remainder_input, revive
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext
@@ -211,7 +211,7 @@ def replay(
             detections += push(event)
         if until > engine.now:
             detections += engine.advance(until)
-        found = _formatted(unique(sorted(detections, key=order_key)), style)
+        found = _formatted(detections, style)
     sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
     return Replay(
         lines=_merged([*sources, iter(found)]),
@@ -349,7 +349,7 @@ def _route(
         position = keys.get(kind)
         if position is not None:
             key = event[1][position]
-            yield zlib.crc32(repr(key).encode("utf-8")) % n, (_KEYED, seq, event, key)
+            yield zlib.crc32(repr(key).encode("utf-8")) % n, (_KEYED, seq, tuple(event), key)
         if raw_types is None or kind in raw_types:
             yield n, (_GLOBAL, seq, event, None)
         elif position is None:
@@ -477,9 +477,8 @@ class _KeyedTask:
                 found += plain
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
                     fed.append((seq, plain))
-        detections = unique(sorted(map(revive, found), key=order_key))
         folder = Path(self.runs)
-        _dump(folder / f"run-{index:05d}", _formatted(detections, TimeStyle(self.iso)))
+        _dump(folder / f"run-{index:05d}", _formatted(map(revive, found), TimeStyle(self.iso)))
         _dump(folder / f"derived-{index:05d}", fed)
         return iter(())
 
@@ -491,18 +490,20 @@ def _end_seq(item: tuple[Any, int, Event]) -> tuple[Any, int]:
 # ---------------------------------------------------------------------- runs
 
 
-def _formatted(events: Iterable[Event], style: TimeStyle) -> list[tuple[Any, str]]:
-    """``(order key, JSON line)`` per event, by ``reasoner run``'s writer."""
+def _formatted(detections: Iterable[Event], style: TimeStyle) -> list[tuple[Any, str]]:
+    """``(order key, JSON line)`` per detection, by ``reasoner run``'s writer, in the defined
+    order (a stable sort: equal keys keep the order they were derived in)."""
+    pairs = sorted(((order_key(d), d) for d in detections), key=_first)
     out: list[tuple[Any, str]] = []
     buffer = io.StringIO()
     writer = JsonLinesWriter(buffer, style)
-    items = iter(events)
-    while chunk := list(islice(items, 4096)):
+    for start in range(0, len(pairs), 4096):
+        chunk = pairs[start : start + 4096]
         buffer.seek(0)
         buffer.truncate()
-        writer.write_all(chunk)
+        writer.write_all(d for _, d in chunk)
         lines = buffer.getvalue().split("\n")  # JSON escapes a newline in a string
-        out += zip(map(order_key, chunk), (line + "\n" for line in lines[:-1]), strict=True)
+        out += zip((k for k, _ in chunk), (line + "\n" for line in lines[:-1]), strict=True)
     return out
 
 
@@ -526,7 +527,7 @@ def _chunks(path: Path) -> Iterator[Any]:
 
 def _merged(runs: list[Iterator[tuple[Any, str]]]) -> Iterator[str]:
     """The lines of sorted runs merged in the defined order, repeats dropped (two rules, in
-    two stages or two keys, may derive one event)."""
+    two stages or two keys, may derive one event: equal order keys)."""
     last = None
     for key, line in heapq.merge(*runs, key=_first):
         if key != last:
