@@ -13,6 +13,8 @@ alarm for every two-hour spell, any station). Per size:
 * the outputs compared byte for byte.
 
 Then how the cost grows (CPU seconds fitted as a fixed part plus a part per event, for both),
+a projection to 16- and 64-core clusters (the driver's CPU seconds serial, the rest spread
+over the cores: a projection, not a measurement),
 and, on the largest archive, the keyed stage alone in the two ways Spark can run it: the RDD
 shuffled by key + ``mapPartitions`` that replay uses, and the grouped-pandas ``applyInPandas``
 (Arrow) alternative written here for the comparison; both run the same per-key function.
@@ -31,11 +33,12 @@ The machine may be shared: the load average is printed, and events per CPU secon
 numbers to compare when wall times are stretched by other people's work. Peak memory: the
 driver's, the JVM's, and the largest Python worker's.
 
-    python benchmarks/bench_spark_detection.py                 # replay at 50, 200, 800
+    python benchmarks/bench_spark_detection.py                 # replay at 200, 800, 2,000
                                                                # stations x 2 days; streaming
                                                                # 1,000 companies x 20 files
     python benchmarks/bench_spark_detection.py --quick         # a smoke run of both
-    python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2
+    python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2 --no-kernels
+                                                       # the bar: 288,000 readings
     python benchmarks/bench_spark_detection.py --only streaming --rocksdb
 """
 
@@ -64,7 +67,10 @@ spell(S, T1, T2) <- (cold(S, T1) SEQ cold(S, T2)).2h.
 alarm(T2) <- spell(_, T1, T2) WHERE T2 - T1 >= 7200.
 """
 
-FULL, QUICK = (50, 200, 800), (6, 12)
+FULL, QUICK = (200, 800, 2000), (6, 12)
+
+#: The cluster sizes (cores) of the projection.
+CLUSTERS = (16, 64)
 
 
 def _tree_cpu(pid: int) -> float:
@@ -161,10 +167,13 @@ def run_spark(sc: Any, rules: Path, folder: Path, out: Path) -> dict[str, Any]:
     from connectors.cli import main
 
     me = os.getpid()
+    own0 = resource.getrusage(resource.RUSAGE_SELF)
     cpu0, started = _tree_cpu(me), time.perf_counter()
     argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events", str(folder)]
     status = main([*argv, "--out", str(out)])
     wall, cpu = time.perf_counter() - started, _tree_cpu(me) - cpu0
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    driver = own.ru_utime - own0.ru_utime + own.ru_stime - own0.ru_stime
     if status not in (0, 3):
         raise SystemExit(f"spark replay failed ({status})")
     jvm = sc._gateway.proc.pid
@@ -172,6 +181,7 @@ def run_spark(sc: Any, rules: Path, folder: Path, out: Path) -> dict[str, Any]:
     return {
         "wall_s": wall,
         "cpu_s": cpu,
+        "driver_cpu_s": driver,
         "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "jvm_peak_mb": _peak_kb(jvm) / 1024,
         "worker_peak_mb": max((_peak_kb(p) for p in workers), default=0) / 1024,
@@ -360,6 +370,16 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def projection(row: dict[str, Any]) -> dict[int, float]:
+    """Events/s on clusters of :data:`CLUSTERS` cores, projected (not measured) from one
+    run: the driver's CPU seconds stay serial (the global stage, the merge, the writing),
+    the rest (the JVM and the Python workers: reading, the shuffle, the keyed stage) is
+    spread evenly over the cores."""
+    serial = row["spark"]["driver_cpu_s"]
+    spread = row["spark"]["cpu_s"] - serial
+    return {cores: row["events"] / (serial + spread / cores) for cores in CLUSTERS}
+
+
 def growth(rows: list[dict[str, Any]], side: str) -> dict[str, float] | None:
     """CPU seconds as a fixed part plus a part per event (least squares over the sizes)."""
     if len(rows) < 2:
@@ -408,6 +428,7 @@ def replay(sizes: Sequence[int], days: float, kernels: bool) -> dict[str, Any]:
                 row[side]["events_per_cpu_s"] = events / row[side]["cpu_s"]
             row["ratio_wall"] = row["spark"]["events_per_s"] / row["run"]["events_per_s"]
             row["ratio_cpu"] = row["spark"]["events_per_cpu_s"] / row["run"]["events_per_cpu_s"]
+            row["projected_events_per_s"] = projection(row)
             rows.append(row)
             print(
                 f"{stations:>6} stations {events:>9,} events {detections:>8,} detections "
@@ -418,6 +439,15 @@ def replay(sizes: Sequence[int], days: float, kernels: bool) -> dict[str, Any]:
                 f"{row['ratio_wall']:.2f} wall, {row['ratio_cpu']:.2f} per CPU s  peak MB: run "
                 f"{run['peak_mb']:.0f}, driver {spark['driver_peak_mb']:.0f}, JVM "
                 f"{spark['jvm_peak_mb']:.0f}, worker {spark['worker_peak_mb']:.0f}"
+            )
+        for row in rows:
+            print(
+                f"projection (not a measurement), {row['stations']} stations: driver "
+                f"{row['spark']['driver_cpu_s']:.1f} of {row['spark']['cpu_s']:.1f} CPU s; "
+                + ", ".join(
+                    f"{cores} cores {rate:,.0f} ev/s"
+                    for cores, rate in row["projected_events_per_s"].items()
+                )
             )
         for side in ("run", "spark"):
             fit = found[f"growth_{side}"] = growth(rows, side)
