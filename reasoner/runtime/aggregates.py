@@ -20,7 +20,15 @@ from operator import itemgetter
 from typing import Any
 
 from reasoner.knowledge.builtins import apply_function
-from reasoner.runtime.nodes import Emit, Node, Runtime, Values, picker, tuple_picker
+from reasoner.runtime.nodes import (
+    Emit,
+    Node,
+    OneInputNode,
+    Runtime,
+    Values,
+    picker,
+    tuple_picker,
+)
 from reasoner.runtime.policies import INF, Store, make_store
 from reasoner.values import Time
 
@@ -149,18 +157,13 @@ def _reader(position: int | None) -> Callable[[Values], Any]:
     return (lambda _v: 1) if position is None else itemgetter(position)
 
 
-class SlidingAggregateNode(Node):
+class SlidingAggregateNode(OneInputNode):
     """A sliding ``aggregate(F, p, R[, W])``: per group, the aggregate at every occurrence,
     and again whenever an occurrence leaves a time window (even if nothing else arrives)."""
 
     __slots__ = ("groups", "_function", "_window", "_key", "_group_values", "_value")
 
     holds = True
-    wiring = (0,)
-
-    @property
-    def receivers(self) -> tuple[Emit, ...]:
-        return (self.receive,)
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import count
 from operator import itemgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from reasoner.compiler.network import Rank
 from reasoner.knowledge.base import Knowledge
@@ -678,16 +678,26 @@ class UnionNode(Node):
         )
 
 
-class FilterNode(Node):
-    """WHERE conditions and a window over one input."""
+class OneInputNode(Node):
+    """A node with one input, which calls its ``receive``."""
 
-    __slots__ = ("_check", "_window")
+    __slots__ = ()
 
     wiring = (0,)
 
     @property
     def receivers(self) -> tuple[Emit, ...]:
         return (self.receive,)
+
+    if TYPE_CHECKING:
+
+        def receive(self, v: Values, s: Time, e: Time, w: Any) -> None: ...
+
+
+class FilterNode(OneInputNode):
+    """WHERE conditions and a window over one input."""
+
+    __slots__ = ("_check", "_window")
 
     def __init__(
         self,
@@ -708,16 +718,10 @@ class FilterNode(Node):
         self.emit(v, s, e, w)
 
 
-class ExpandNode(Node):
+class ExpandNode(OneInputNode):
     """event_multiply: one output per solution of a static goal."""
 
     __slots__ = ("_goal", "_inputs", "_outputs")
-
-    wiring = (0,)
-
-    @property
-    def receivers(self) -> tuple[Emit, ...]:
-        return (self.receive,)
 
     def __init__(
         self,
