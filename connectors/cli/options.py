@@ -1,11 +1,17 @@
 """Options several commands share, spelled and explained once: the engine's (``run``,
-``why-not``, ``spark replay``) and the knowledge's (those and ``spark stream``)."""
+``why-not``, ``spark replay``) and the knowledge's (those and ``spark stream``), and the
+knowledge those name."""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+from typing import TYPE_CHECKING, Any
 
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
+
+if TYPE_CHECKING:
+    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.language.ast import Program
 
 
 def add_engine_options(group: Any) -> None:
@@ -54,6 +60,24 @@ def add_knowledge_options(group: Any) -> None:
         choices=REGIMES,
         default="rdfs",
         help="entailment applied to the knowledge (default: %(default)s)",
+    )
+
+
+def knowledge_base(
+    args: argparse.Namespace, program: Program, *, progress: bool = False
+) -> KnowledgeBase | None:
+    """The knowledge of --knowledge, --store and --entailment, with ``program``'s facts and
+    Horn rules (``progress``: show loading progress); None without --knowledge and --store."""
+    if not (args.knowledge or args.store):
+        return None
+    from reasoner.knowledge.snapshot import KnowledgeBase
+
+    return KnowledgeBase(
+        args.knowledge or (),
+        store_path=args.store,
+        entailment=args.entailment,
+        program=program,
+        progress=progress,
     )
 
 

@@ -32,7 +32,12 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
+from connectors.cli.options import (
+    add_engine_options,
+    add_knowledge_options,
+    add_rdf_time,
+    knowledge_base,
+)
 from connectors.events.bindings import BindingsWriter
 from connectors.events.inputs import FORMATS, open_events, rdf_options
 from connectors.events.jsonl import JsonLinesWriter
@@ -293,17 +298,7 @@ def run(args: argparse.Namespace) -> int:
 
         query = load_query(args.query, program)
         program = program + query.program
-    kb = None
-    if args.knowledge or args.store:
-        from reasoner.knowledge.snapshot import KnowledgeBase
-
-        kb = KnowledgeBase(
-            args.knowledge or (),
-            store_path=args.store,
-            entailment=args.entailment,
-            program=program,
-            progress=True,
-        )
+    kb = knowledge_base(args, program, progress=True)
     engine = _engine(args, program, None if kb is None else kb.snapshot(), lateness)
     checkpoints, resume = _checkpoints(args, lateness)
     if resume is not None:

@@ -25,7 +25,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
+from connectors.cli.options import (
+    add_engine_options,
+    add_knowledge_options,
+    add_rdf_time,
+    knowledge_base,
+)
 from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS
 from reasoner.errors import ReasonerError
@@ -303,18 +308,8 @@ def replay(args: argparse.Namespace) -> int:
 
 def _knowledge(args: argparse.Namespace, program: Any) -> Any:
     """With --knowledge/--store: the knowledge, built once here (as reasoner run builds it)."""
-    if not (args.knowledge or args.store):
-        return None
-    from reasoner.knowledge.snapshot import KnowledgeBase
-
-    kb = KnowledgeBase(
-        args.knowledge or (),
-        store_path=args.store,
-        entailment=args.entailment,
-        program=program,
-        progress=True,
-    )
-    return kb.snapshot()
+    kb = knowledge_base(args, program, progress=True)
+    return None if kb is None else kb.snapshot()
 
 
 def _write(out: Path, fmt: str, lines: Any, iso: bool) -> int:

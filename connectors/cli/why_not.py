@@ -17,7 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from connectors.cli.options import add_engine_options, add_knowledge_options, add_rdf_time
+from connectors.cli.options import (
+    add_engine_options,
+    add_knowledge_options,
+    add_rdf_time,
+    knowledge_base,
+)
 from reasoner.errors import ReasonerError
 
 #: The exit status when the expected detection did not occur (and the answer was printed).
@@ -112,16 +117,8 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise ReasonerError(f"--between: {exc}") from None
     program = load_rules([Path(path) for path in args.rules])
-    kb = None
-    if args.knowledge or args.store:
-        from reasoner.knowledge.snapshot import KnowledgeBase
-
-        kb = KnowledgeBase(
-            args.knowledge or (),
-            store_path=args.store,
-            entailment=args.entailment,
-            program=program,
-        ).snapshot()
+    base = knowledge_base(args, program)
+    kb = None if base is None else base.snapshot()
     style = TimeStyle()
     skipped: list[Rejection] = []
 

@@ -106,3 +106,24 @@ def test_a_bad_expectation_is_an_error(
     rules, events = files
     assert main(["why-not", rules, "--events", events, "--expect", "c(1"]) == 1
     assert capsys.readouterr().err.startswith("reasoner: expected detection 'c(1' is not an event")
+
+
+def test_knowledge_is_read_as_run_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "s.event"
+    rules.write_text(
+        ":- prefix(ex, 'http://ex.org/').\n"
+        "alert(S) <- reading(S) WHERE rdf(S, ex:kind, ex:Station).\n",
+        encoding="utf-8",
+    )
+    events = tmp_path / "in.jsonl"
+    events.write_text(_line("reading", [{"iri": "http://ex.org/a"}], 1), encoding="utf-8")
+    command = ["why-not", str(rules), "--events", str(events), "--expect", "alert(_)"]
+    for kind, status in (("Station", 0), ("Buoy", NOT_DETECTED)):
+        knowledge = tmp_path / f"{kind}.ttl"
+        knowledge.write_text(
+            f"@prefix ex: <http://ex.org/> .\nex:a ex:kind ex:{kind} .\n", encoding="utf-8"
+        )
+        assert main([*command, "--knowledge", str(knowledge)]) == status
+    capsys.readouterr()
