@@ -1,4 +1,4 @@
-"""One partition key's detection across micro-batches, its state kept as plain values.
+"""Partition keys' detection across micro-batches, their state kept as plain values.
 
 Spark's state store holds, per key, a :class:`KeyState`: the engine's snapshot
 (:mod:`reasoner.runtime.checkpoint`), the events waiting for the watermark, a counter giving
@@ -10,6 +10,12 @@ arrival), moves the clock to the watermark (time points, windows closing) and sn
 the engine again. The watermark is the latest end of the earlier micro-batches less the
 allowed lateness, the same for every key, so each key's engine sees its events exactly as
 the single engine of ``reasoner run --lateness`` does (docs/scale-out.md).
+
+Spark calls a stateful function once per group and per micro-batch, at a cost of milliseconds
+per call whatever the function does; so keys are hashed into a fixed number of *key groups*
+and :func:`step_group` steps, within one group, the keys that have new events or are due
+(their next waiting event or timer reached by the watermark), leaving the others' state as
+it was: a key sees the same calls as it would in a group of its own.
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ Row = tuple[str, int, str, bool]
 #: A row of output: kind, text, whether the key's input wrote ISO times.
 Output = tuple[str, str, bool]
 
+#: Spark's state of a key group: ``keys``, JSON of ``[key, size, pending, arrivals, iso, due]``
+#: per key in key order (``size``: of its engine snapshot, -1 for none; ``due``: the time,
+#: as snapshot JSON, by which it must be stepped without new events, or null), and
+#: ``engines``, the keys' snapshots one after the other. (Spark 4.3's Python worker cannot
+#: read a state schema with arrays.)
+GROUP_STATE = "keys string, engines binary"
+
 
 @dataclass(slots=True)
 class KeyState:
@@ -45,21 +58,6 @@ class KeyState:
     pending: list[list[Any]] = field(default_factory=list)  # [end, arrival, event]
     arrivals: int = 0
     iso: bool = False
-
-    def as_row(self) -> tuple[bytes | None, str, int, bool]:
-        return (
-            self.engine,
-            json.dumps(self.pending, separators=(",", ":")),
-            self.arrivals,
-            self.iso,
-        )
-
-    @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> KeyState:
-        engine, pending, arrivals, iso = row
-        return cls(
-            None if engine is None else bytes(engine), json.loads(pending), int(arrivals), bool(iso)
-        )
 
 
 class KeyDetector:
@@ -129,6 +127,56 @@ class KeyDetector:
         if timer is not None:
             due.append(timer)
         return out, KeyState(snapshot, waiting, arrivals, iso), min(due, default=None)
+
+
+def step_group(
+    detector: KeyDetector,
+    state: tuple[Any, ...] | None,
+    rows: dict[str, list[Row]],
+    watermark: Time,
+) -> tuple[list[Output], tuple[str, bytes], Time | None]:
+    """One micro-batch of a key group: each key with new ``rows`` or due at ``watermark`` is
+    stepped (:meth:`KeyDetector.step`), the others are kept as they are.
+
+    Args:
+        detector: steps one key.
+        state: the group's state row (:data:`GROUP_STATE`), None for a new group.
+        rows: the new rows per key.
+        watermark: the micro-batch's watermark.
+
+    Returns:
+        the output rows, the new state row, and when the group must be called again without
+        input (its keys' earliest due time; None: never).
+    """
+    keys: dict[str, tuple[KeyState, Any]] = {}  # key -> its state, when due (JSON)
+    if state is not None:
+        listed, engines = json.loads(state[0]), bytes(state[1])
+        at = 0
+        for key, size, pending, arrivals, iso, due in listed:
+            engine = None if size < 0 else engines[at : at + size]
+            at += max(size, 0)
+            keys[key] = (KeyState(engine, pending, arrivals, iso), due)
+    out: list[Output] = []
+    for key in sorted(rows.keys() | keys.keys()):
+        kept = keys.get(key)
+        new = rows.get(key, [])
+        if not new and kept is not None:
+            due = decode(kept[1])
+            if due is None or due > watermark:
+                continue
+        produced, after, due = detector.step(None if kept is None else kept[0], new, watermark)
+        out += produced
+        keys[key] = (after, encode(due))
+    listed, chunks, dues = [], [], []
+    for key in sorted(keys):
+        key_state, due = keys[key]
+        engine = key_state.engine
+        size = -1 if engine is None else len(engine)
+        listed.append([key, size, key_state.pending, key_state.arrivals, key_state.iso, due])
+        chunks.append(engine or b"")
+        dues.append(decode(due))
+    row = (json.dumps(listed, separators=(",", ":")), b"".join(chunks))
+    return out, row, min((d for d in dues if d is not None), default=None)
 
 
 def record(file: str, line: int, reason: str) -> str:

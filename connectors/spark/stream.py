@@ -5,11 +5,11 @@ The query (docs/scale-out.md, "Spark"):
 1. a file source (``binaryFile``, its paths only) takes every new file of the folder; a Python
    worker reads it with the reader of ``reasoner run`` (:mod:`connectors.spark.sources`);
 2. the event time is an event-time watermark with the allowed lateness as its delay;
-3. the events are grouped by partition key value and each group runs its engine with
-   ``applyInPandasWithState``: the engine's snapshot and the events waiting for the
-   watermark are the group's state in Spark's state store, and an event-time timeout calls a
-   group again when the watermark reaches its next waiting event or timer
-   (:mod:`connectors.spark.keystate`);
+3. the events are grouped by partition key value, the keys hashed into :data:`KEY_GROUPS`
+   key groups, and each group runs its keys' engines with ``applyInPandasWithState``: per
+   key, the engine's snapshot and the events waiting for the watermark are in the group's
+   state in Spark's state store, and an event-time timeout calls a group again when the
+   watermark reaches a key's next waiting event or timer (:mod:`connectors.spark.keystate`);
 4. ``foreachBatch`` writes each micro-batch's detections, late events and rejected lines
    (``{"file", "line", "reason"}``, as ``reasoner spark replay`` writes its rejects) to files
    named by the batch id, atomically, and publishes the detections to the SPARQL
@@ -40,13 +40,14 @@ from connectors.spark.detect import Stage
 from connectors.spark.keystate import (
     DETECTION,
     EVENTS,
+    GROUP_STATE,
     LATE,
     REJECT,
     KeyDetector,
-    KeyState,
     Row,
     from_millis,
     record,
+    step_group,
     timeout_millis,
 )
 from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
@@ -70,7 +71,13 @@ SHIFT = 4_500_000_000
 
 _FILES = "path string, modificationTime timestamp, length long, content binary"
 _OUTPUT = "kind string, text string, iso boolean"
-_STATE = "engine binary, pending string, arrivals long, iso boolean"
+
+#: How many key groups the keys are hashed into (Spark calls a stateful function once per
+#: group and micro-batch, at a few milliseconds each; a key's group must never change, so
+#: this number is part of every checkpoint's state layout).
+KEY_GROUPS = 64
+#: The group of the rejected lines.
+_REJECTS_GROUP = -1
 
 #: Where each kind of output goes under ``--out`` (folder, file suffix).
 FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
@@ -141,19 +148,21 @@ def _detect(
         import pandas as pd
 
         columns = ["kind", "text", "iso"]
-        if key[0] == REJECTS:
+        if key[0] == _REJECTS_GROUP:
             text = _rejected(frames)
             yield pd.DataFrame({"kind": REJECT, "text": text, "iso": False}, columns=columns)
             return
-        rows: list[Row] = [
-            (f, int(n), e, bool(i))
-            for frame in frames
-            for f, n, e, i in frame[["file", "line", "event", "iso"]].itertuples(index=False)
-        ]
-        before = KeyState.from_row(state.get) if state.exists else None
+        rows: dict[str, list[Row]] = {}
+        for frame in frames:
+            for k, f, n, e, i in frame[["key", "file", "line", "event", "iso"]].itertuples(
+                index=False
+            ):
+                rows.setdefault(k, []).append((f, int(n), e, bool(i)))
+        before = tuple(state.get) if state.exists else None
         watermark = from_millis(state.getCurrentWatermarkMs())
-        out, after, due = KeyDetector(job.stage, job.lateness).step(before, rows, watermark)
-        state.update(after.as_row())
+        detector = KeyDetector(job.stage, job.lateness)
+        out, after, due = step_group(detector, before, rows, watermark)
+        state.update(after)
         if due is not None:
             state.setTimeoutTimestamp(timeout_millis(due))
         yield pd.DataFrame(out, columns=columns)
@@ -270,8 +279,15 @@ def build_query(
     timed = parsed.withColumn(
         "time", F.timestamp_micros(F.col("end_us") + F.lit(SHIFT * 1_000_000))
     ).withWatermark("time", f"{delay_ms} milliseconds")
-    return timed.groupBy("key").applyInPandasWithState(
-        _detect(job), _OUTPUT, _STATE, "append", GroupStateTimeout.EventTimeTimeout
+    group = F.when(F.col("key") == REJECTS, F.lit(_REJECTS_GROUP)).otherwise(
+        F.pmod(F.hash("key"), F.lit(KEY_GROUPS))
+    )
+    return (
+        timed.withColumn("group", group)
+        .groupBy("group")
+        .applyInPandasWithState(
+            _detect(job), _OUTPUT, GROUP_STATE, "append", GroupStateTimeout.EventTimeTimeout
+        )
     )
 
 

@@ -19,8 +19,8 @@ from connectors.spark.keystate import (
     EVENTS,
     LATE,
     KeyDetector,
-    KeyState,
     from_millis,
+    step_group,
     timeout_millis,
 )
 from connectors.spark.sources import Keys
@@ -46,26 +46,28 @@ def simulate(
     program: str, policy: str, batches: list[list[Event]], lateness: int
 ) -> tuple[list[Event], list[dict[str, object]]]:
     """Run the batches as Spark runs the query: the watermark is the latest end of the
-    earlier batches less the lateness (never below 0), each key with new events or a due
+    earlier batches less the lateness (never below 0), the keys are in two key groups (the
+    stocks' keys in one, the tick's in the other), each group with new events or a due
     timeout is stepped, and one batch without data follows the last."""
     parsed = parse(program)
     partitioning = analyse(parsed, policy)
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder))
     detector = KeyDetector(Stage(parsed, (("policy", policy),)), lateness)
-    states: dict[str, KeyState] = {}
+    states: dict[str, tuple[str, bytes]] = {}
     due: dict[str, object] = {}
     watermark, latest = 0, -math.inf
     detections: list[Event] = []
     late: list[dict[str, object]] = []
     for number, batch in enumerate([*batches, []]):
-        rows: dict[str, list[tuple[str, int, str, bool]]] = {}
+        rows: dict[str, dict[str, list[tuple[str, int, str, bool]]]] = {}
         for line, event in enumerate(batch, 1):
             row = (f"batch{number}", line, json.dumps(encode(event)), False)
-            rows.setdefault(keys.key(event), []).append(row)
-        called = set(rows) | {k for k, t in due.items() if t is not None and t <= watermark}
-        for key in sorted(called):
-            out, states[key], due[key] = detector.step(
-                states.get(key), rows.get(key, []), watermark
+            key = keys.key(event)
+            rows.setdefault(str(len(key) % 2), {}).setdefault(key, []).append(row)
+        called = set(rows) | {g for g, t in due.items() if t is not None and t <= watermark}
+        for group in sorted(called):
+            out, states[group], due[group] = step_group(
+                detector, states.get(group), rows.get(group, {}), watermark
             )
             detections += [decode(json.loads(text)) for kind, text, _ in out if kind == DETECTION]
             late += [json.loads(text) for kind, text, _ in out if kind == LATE]
