@@ -219,9 +219,9 @@ def _add_output(group: Any) -> None:
         "--serve",
         type=int,
         metavar="PORT",
-        help="serve the knowledge and every detection over SPARQL at HOST:PORT/sparql while "
-        "replaying, with a query page at / and the detections live at /live (0: any free "
-        "port; the addresses are printed on stderr)",
+        help="serve the knowledge and every detection (with --query: its results) over SPARQL "
+        "at HOST:PORT/sparql while replaying, with a query page at / and the detections live "
+        "at /live (0: any free port; the addresses are printed on stderr)",
     )
     group.add_argument(
         "--host",
@@ -341,6 +341,8 @@ def run(args: argparse.Namespace) -> int:
                         host=args.host or LOOPBACK,
                     )
                 )
+                if query is not None:  # the query's results only, as they are written
+                    publish = _selected(publish, only)
             out: TextIO = (
                 sys.stdout
                 if args.output == "-"
@@ -443,6 +445,11 @@ def run(args: argparse.Namespace) -> int:
     if stopped:
         return STOPPED
     return SKIPPED if counts["malformed"] or counts["refused"] else 0
+
+
+def _selected(publish: Publish, names: set[str]) -> Publish:
+    """``publish`` for the detections named ``names`` only."""
+    return lambda detections: publish([d for d in detections if d.name in names])
 
 
 def _unpublished(detections: Sequence[Event]) -> None:

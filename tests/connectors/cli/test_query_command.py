@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rdflib.query import Result
 
 from connectors.cli import main
+from reasoner.runtime.events import Event
 
 QUERY = """PREFIX ex: <http://ex.org/>
 SELECT ?company ?p2
@@ -76,6 +80,28 @@ def test_run_writes_rdf_for_the_query_only(
     ]
     # The rule's low(bolt) is not written: the output is the query's results.
     assert sorted(events) == ['"highs"', '"highs_2"', '"highs_2"']
+
+
+def test_serve_publishes_the_query_results_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from connectors.events import serving
+
+    published: list[str] = []
+
+    @contextlib.contextmanager
+    def recording(*args: Any, **kwargs: Any) -> Iterator[Callable[[Sequence[Event]], None]]:
+        yield lambda detections: published.extend(d.name for d in detections)
+
+    monkeypatch.setattr(serving, "detections_endpoint", recording)
+    query, stream = _files(tmp_path)
+    rules = tmp_path / "other.event"
+    rules.write_text("low(S) <- triple(S, P, O) WHERE O < 20.\n", encoding="utf-8")
+    argv = ["run", str(rules), "--query", str(query), "--events", str(stream), "--format", "rdf"]
+    assert main([*argv, "--serve", "0"]) == 0
+    capsys.readouterr()
+    # The rule's low(bolt) is derived but not published: the query's results are.
+    assert sorted(published) == ["highs", "highs_2", "highs_2"]
 
 
 def test_check_reports_query_errors_at_their_place(
