@@ -3,6 +3,7 @@ against hand-written rules and hand-computed bindings, and errors at file:line:c
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,25 @@ def test_aggregate_after_seq_counts_and_sums_since_each_start() -> None:
         ("q", (0, 7), 1, 5),
         ("q", (7, 4), 4, 5),
     }
+
+
+def test_a_filter_prints_with_write_as_etalis_ep_sparql_04() -> None:
+    query = compile_query(
+        "CONSTRUCT ?ceo hasBonus ?bonus WHERE { ?company hasStockPrice ?price1 } SEQ "
+        "{ ?company hasStockPrice ?price2 } FILTER ( ?price1 < ?price2 && "
+        "write(rdf_store(?company,hasCEO,?ceo)) && rdf_store(?company,hasCEO,?ceo) && "
+        "?bonus is (?price2-?price1)*100 )",
+        "q",
+    )
+    rules = "rdf_store(company1, hasCEO, 'Michael').\n" + to_source(query.program)
+    out = io.StringIO()
+    engine = Engine(rules, action_output=out)
+    stream = [
+        Event("triple", ("company1", "hasStockPrice", p), t, t) for p, t in ((2, 1), (1, 2), (2, 3))
+    ]
+    found = {(d.name, d.args, d.start, d.end) for e in stream for d in engine.push(e)}
+    assert found == {("triple", ("Michael", "hasBonus", 100), 2, 3)}
+    assert out.getvalue() == "rdf_store(company1,hasCEO,_)"
 
 
 # ---------------------------------------------------------------------------- errors
