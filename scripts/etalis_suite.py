@@ -12,7 +12,8 @@ temporary folder, into what ``reasoner run`` reads:
 * ``compile_event_file(F)`` (and ``load_static_rules(F)``, ``load_database(F)``) name the rule
   files, passed unchanged;
 * ``event(E)`` fires ``E`` at ETALIS's clock, which is simulated: 1 ms after the previous event,
-  ``sleep(N)`` moving it N seconds on; ``event(E, [T1, T2])`` with numbers keeps them, with
+  ``sleep(N)`` moving it N seconds on (``reasoner run --until`` moves there at the end, for
+  alarms); ``event(E, [T1, T2])`` with numbers keeps them, with
   ``datime(Y, M, D, H, Mi, S[, C])`` stamps uses the seconds since 1970 plus C ms;
   ``execute_event_stream_file(F)`` runs the terms of a stream file the same way (its
   ``event(E)`` and ``sleep(N)``, as ETALIS calls each);
