@@ -61,6 +61,13 @@ def test_operator_spellings_are_equivalent() -> None:
         assert body(text) == expected
 
 
+def test_etalis_iff_is_the_rule_arrow() -> None:
+    # ETALIS parses `Head iff Body` into the same event clause as `Head <- Body`.
+    expected = parse("r1 'rule:' d(X) <- a(X) SEQ b(X).\nf <- iff(1).")
+    assert parse("r1 'rule:' d(X) iff a(X) SEQ b(X).\nf IFF iff(1).") == expected
+    assert parse("iff(X) :- x(X).").static_rules[0].head == Compound("iff", (Var("X"),))
+
+
 def test_zero_arity_event_with_or_without_parentheses() -> None:
     assert body("e <- a() SEQ b.") == body("e <- a SEQ b().")
 
