@@ -65,6 +65,7 @@ __all__ = [
     "fact",
     "finishes",
     "fnot",
+    "forall_seq",
     "meets",
     "multiply",
     "not_",
@@ -157,6 +158,7 @@ def _operator(keyword: Operator) -> BinaryBuilder:
 
 
 seq = _operator("seq")
+forall_seq = _operator("forall_seq")
 and_ = _operator("and")
 par = _operator("par")
 or_ = _operator("or")

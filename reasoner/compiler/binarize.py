@@ -356,10 +356,15 @@ class Binarizer:
     ) -> tuple[int, tuple[str, ...]]:
         inner_ctx = ctx.within(window)
         here, lconds, rconds = _split(conds, left, right)
+        above: tuple[Term, ...] = ()
+        if op == "forall_seq":
+            # ETALIS consumes before it checks the rule's conditions: only those on the
+            # first operand alone (which decide whether it is stored) go below.
+            above, here, rconds = tuple(c for c in conds if c not in lconds), (), ()
         lid, lvars = self._pattern(left, lconds, None, inner_ctx)
         rid, rvars = self._pattern(right, rconds, None, inner_ctx)
         out, lkey, rkey, rest = _join_layout(lvars, rvars)
-        return self._add(
+        node_id = self._add(
             Join,
             op=op,
             left=lid,
@@ -371,7 +376,10 @@ class Binarizer:
             conditions=here,
             window=window,
             policy=ctx.policy,
-        ), out
+        )
+        if above:
+            node_id = self._add(Filter, input=node_id, variables=out, conditions=above, window=None)
+        return node_id, out
 
     def _negation(
         self,

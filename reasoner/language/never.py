@@ -220,7 +220,7 @@ def _show(term: Term | EventAtom) -> str:
 # ---------------------------------------------------------------------------- windows
 
 #: Operators whose occurrence runs from the left's start to the right's end, end to end.
-_CHAINED = frozenset({"seq", "meets"})
+_CHAINED = frozenset({"seq", "forall_seq", "meets"})
 
 
 def _window_warnings(rule: EventRule) -> Iterator[_Problem]:
@@ -368,7 +368,7 @@ def _covers(negated: EventAtom, atom: EventAtom, bound: frozenset[str]) -> bool:
 
 
 #: Operators whose left operand ends strictly before the occurrence does.
-_LEFT_ENDS_FIRST = frozenset({"seq", "during", "starts"})
+_LEFT_ENDS_FIRST = frozenset({"seq", "forall_seq", "during", "starts"})
 
 
 def _parts(p: Pattern) -> tuple[list[EventAtom], list[EventAtom]]:

@@ -25,7 +25,18 @@ from typing import Literal
 
 #: An operator as the AST stores it: its keyword, lower case.
 Operator = Literal[
-    "seq", "and", "par", "or", "equals", "meets", "during", "starts", "finishes", "cnot", "fnot"
+    "seq",
+    "forall_seq",
+    "and",
+    "par",
+    "or",
+    "equals",
+    "meets",
+    "during",
+    "starts",
+    "finishes",
+    "cnot",
+    "fnot",
 ]
 
 #: Which occurrences of a join side wait for later partners:
@@ -103,6 +114,14 @@ OPERATORS: dict[str, OperatorInfo] = {
             "seq",
             "each ends before the next starts.",
             "seq",
+            Interval("le < rs", "ls", "re", (KEEP, NONE), (0,)),
+        ),
+        OperatorInfo(
+            "forall_seq",
+            "ETALIS's sequence that takes all: each occurrence of the second combines with "
+            "every occurrence of the first ending before it that no earlier one took, and "
+            "takes (consumes) them, under every policy.",
+            "forall_seq",
             Interval("le < rs", "ls", "re", (KEEP, NONE), (0,)),
         ),
         OperatorInfo(

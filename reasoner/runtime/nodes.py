@@ -322,6 +322,8 @@ class JoinNode(Node):
         provenance: bool = False,
     ) -> None:
         super().__init__(node_id, runtime)
+        if op == "forall_seq":  # it keeps and consumes its own way under every policy
+            policy = "forall"
         self.left = make_store(policy, tie_break)
         self.right = make_store(policy, tie_break)
         interval = self._interval = join_interval(op)

@@ -84,6 +84,8 @@ def probe_source(spec: ProbeSpec) -> str:
         store += store_lines(f"{me}_store", f"{me}_buckets", occurrence, spec.policy, inner)
     if join_interval(spec.op).retention[1 - spec.side] == NONE:  # no partner waits (SEQ's right)
         return "\n".join(lines + _indent(store, 1)) + "\n"
+    if spec.policy == "forall":
+        return "\n".join(lines + _taking_all(spec)) + "\n"
     lines += _matching(spec)
     if spec.policy != "chronological":
         return "\n".join(lines + _indent(store, 1)) + "\n"
@@ -100,12 +102,7 @@ def _matching(spec: ProbeSpec) -> list[str]:
     me, other = ("l", "r") if spec.side == 0 else ("r", "l")
     interval = join_interval(spec.op)
     condition, start, end = interval.condition, interval.start, interval.end
-    if tuple(spec.rest) == tuple(range(spec.right_width)):
-        values = "lv + rv"
-    elif not spec.rest:
-        values = "lv"
-    else:
-        values = f"lv + {tuple_expr('rv', spec.rest)}"
+    values = _pair_values(spec)
     why = "(lw, rw)" if spec.provenance else "None"
     chrono = spec.policy == "chronological"
     partner = f"{other}v, {other}s, {other}e, {other}w"
@@ -139,6 +136,40 @@ def _matching(spec: ProbeSpec) -> list[str]:
     if chrono:
         lines.append(f"{pad}break")
     return lines
+
+
+def _pair_values(spec: ProbeSpec) -> str:
+    """Python source of a pair's values: the left values, then the right values they lack."""
+    if tuple(spec.rest) == tuple(range(spec.right_width)):
+        return "lv + rv"
+    if not spec.rest:
+        return "lv"
+    return f"lv + {tuple_expr('rv', spec.rest)}"
+
+
+def _taking_all(spec: ProbeSpec) -> list[str]:
+    """FORALL_SEQ's right input (at depth 1): every stored left occurrence that fits is
+    paired with this one, oldest first, and removed (consumed) from the bucket."""
+    window = " and (re - ls <= window)" if spec.window else ""
+    values = _pair_values(spec)
+    why = "(lw, rw)" if spec.provenance else "None"
+    return [
+        "    bucket = l_buckets.get(key)",
+        "    if bucket:",
+        "        kept = []",
+        "        for occurrence in bucket:",
+        "            lv, ls, le, lw = occurrence",
+        f"            if (le < rs){window}:",
+        f"                node.emit({values}, ls, re, {why})",
+        "            else:",
+        "                kept.append(occurrence)",
+        "        if len(kept) < len(bucket):",
+        "            l_store.size -= len(bucket) - len(kept)",
+        "            if kept:",
+        "                l_buckets[key] = kept",
+        "            else:",
+        "                del l_buckets[key]",
+    ]
 
 
 def negation_source(

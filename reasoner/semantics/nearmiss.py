@@ -57,6 +57,7 @@ KINDS = ("consumed", "rejected", "where", "window", "blocked", "order", "join", 
 #: What each interval operator needs of its operands' intervals (for *order* reasons).
 _NEEDS = {
     "seq": "the first to end before the second starts",
+    "forall_seq": "the first to end before the second starts",
     "par": "them to overlap",
     "equals": "the same interval",
     "meets": "the first to end when the second starts",

@@ -25,7 +25,8 @@ with lists and linear scans only:
 * identical events of one time point count once; time points fire when the stream reaches
   them, before the events of that time.
 
-Aggregates are not covered (:func:`run` rejects them).
+Aggregates and FORALL_SEQ (which consumes the same way under every policy: the
+declarative reference defines it) are not covered (:func:`run` rejects them).
 """
 
 from __future__ import annotations
@@ -480,6 +481,8 @@ class _Builder:
                 blocker = self.build(unless, _Scope(scope.window))
                 guard = _Guard(op, self.alternative, self.network.number(), scope.window)
                 return self._parent(guard, [kept, blocker])
+            case Binary("forall_seq"):  # its consumption is the same under every policy
+                raise EngineError("the operational reference does not cover FORALL_SEQ")
             case Binary(op, left, right):
                 return self._join(op, p, None, left, right, scope)
             case Not(negated, left, right):

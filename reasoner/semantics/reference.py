@@ -20,6 +20,9 @@ ETALIS's own constructs follow ``docs/language.md``:
   enclosing ``(...).w`` or the rule's ``event_rule_window``) only n with en >= e - w count.
 * ``p EVENT_MULTIPLY g``: one occurrence per solution of g, binding g's variables.
 * ``p1 SEQ p2 STAR_TIMES`` and ``p1 SEQ aggregate(F, p2, R[, W])`` as defined there.
+* ``p1 FORALL_SEQ p2``: [s1, e2] for p1 [s1, e1] and p2 [s2, e2] with e1 < s2 when no p2
+  ending before e2 came after that p1 (p2's of one end time all take it; the engine gives it
+  to the first processed).
 * An alarm rule ``exceptionAlarm(h, D) <- p`` derives ``h`` at [s, e + D] for each [s, e] of
   p (``exceptionAlarmAbsoluteDatime(h, T)``: at [s, T]) when that end is a number later
   than e and not after the horizon.
@@ -283,6 +286,20 @@ class _World:
                 }
             case Binary("seq", left, Aggregate() as aggregate):
                 return self.aggregate(sub(left), aggregate, sub(aggregate.pattern))
+            case Binary("forall_seq", left, right):
+                # p1 [s1, e1] with every p2 [s2, e2], e1 < s2, unless an earlier p2 (ending
+                # before e2) took it: it combines with the first p2 after it only.
+                seconds = sub(right)
+                return {
+                    (_join(b1, b2), s1, e2)
+                    for b1, s1, e1 in sub(left)
+                    for b2, s2, e2 in seconds
+                    if e1 < s2
+                    and _compatible(b1, b2)
+                    and not any(
+                        e1 < s3 and e3 < e2 and _compatible(b1, b3) for b3, s3, e3 in seconds
+                    )
+                }
             case Binary(op, left, right):
                 return {
                     (_join(b1, b2), *interval)
@@ -381,7 +398,7 @@ class _World:
 def _relate(op: str, s1: Time, e1: Time, s2: Time, e2: Time) -> tuple[Time, Time] | None:
     """The interval of ``left OP right`` per the semantics table, or None if they don't fit."""
     match op:
-        case "seq":
+        case "seq" | "forall_seq":
             return (s1, e2) if e1 < s2 else None
         case "and":
             return (min(s1, s2), max(e1, e2))
