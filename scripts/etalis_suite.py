@@ -20,7 +20,9 @@ temporary folder, into what ``reasoner run`` reads:
 * ``set_etalis_flag(event_consumption_policy, P)`` gives ``--policy P``; a ``sleep(N)`` after
   the last event gives ``--until`` (ETALIS's clock runs on while it sleeps: alarms ring);
 * ``findall(stored_event(event(P, T)), ..., L)`` followed by ``L = [...]`` in the script's
-  if-then-else is an expected result: the detections matching ``P``, as a multiset.
+  if-then-else is an expected result: the detections matching ``P``, as a multiset; a fact
+  ``F`` there (one the rules may add) is asked after the events, by a rule
+  ``etalis_holds_F <- etalis_end WHERE F`` and one more event ``etalis_end``.
 
 A case whose goal has no such expected result is not a test (ETALIS prints no verdict) and is
 listed as "no verdict". Each remaining case is *pass* (our detections equal the expected ones),
@@ -186,6 +188,7 @@ class Converter:
         self.second = 0  # ETALIS's clock: whole seconds and a counter within the second
         self.counter = 0
         self.latest = Fraction(0)
+        self.ask_at_end = False  # the verdict asks a static fact once the events are in
 
     def fire(self, event: Term, times: Term | None = None) -> None:
         if isinstance(event, Compound) and event.functor == "event" and len(event.args) == 2:
@@ -275,6 +278,12 @@ class Converter:
                             pass  # a variable nothing bound: the unification always holds
                         case Compound("stored_event", (Compound("event", (pattern, _)),)):
                             self.out.expected.append((pattern, [EXISTS]))
+                        case Atom(fact):  # a static fact (rules may add it): asked at the end
+                            self.out.flags.append(
+                                f"etalis_holds_{fact} <- etalis_end WHERE {fact}."
+                            )
+                            self.out.expected.append((Atom(f"etalis_holds_{fact}"), [EXISTS]))
+                            self.ask_at_end = True
                         case _:
                             raise Unconvertible(f"the verdict also needs {str_term(c)}")
             case Atom(name) | Compound(name) if name in IGNORED:
@@ -293,6 +302,8 @@ class Converter:
                 problem = problem or exc
         if problem is not None and self.out.expected:
             raise problem
+        if self.ask_at_end:
+            self.fire(Atom("etalis_end"), Number(max(self.latest, self.out.until) + TICK))
         return self.out
 
 

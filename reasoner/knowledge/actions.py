@@ -20,9 +20,11 @@ from reasoner.values import IRI, Struct, Value
 Action = Callable[..., object]
 
 #: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers). ETALIS's
-#: ``ins_event_rule(Text)`` / ``del_event_rule(Label or Text)`` change the engine's rules.
+#: ``ins_event_rule(Rule)`` / ``del_event_rule(Label or Rule)`` change the engine's event
+#: rules, ``ins_static_rule(Clause)`` / ``del_static_rule(Clause)`` its static ones.
 PRINTING = frozenset({("write", 1), ("print", 1), ("writeln", 1), ("nl", 0)})
-BUILTIN_ACTIONS = PRINTING | {("ins_event_rule", 1), ("del_event_rule", 1)}
+RULE_CHANGES = ("ins_event_rule", "del_event_rule", "ins_static_rule", "del_static_rule")
+BUILTIN_ACTIONS = PRINTING | {(name, 1) for name in RULE_CHANGES}
 
 
 class Fresh:
@@ -64,7 +66,7 @@ def actions(
     """The actions a program may run: the built-in ones, printing to ``output`` (standard
     output when None, looked up at each call), and the ``registered`` callables by name (any
     arity; a registered name hides a built-in one). ``rules(name, text)`` makes the rule
-    changes (``ins_event_rule``, ``del_event_rule``); without it they fail.
+    changes (:data:`RULE_CHANGES`); without it they fail.
 
     >>> import io
     >>> out = io.StringIO()
@@ -100,8 +102,7 @@ def actions(
         ("print", 1): write,
         ("writeln", 1): writeln,
         ("nl", 0): nl,
-        ("ins_event_rule", 1): change("ins_event_rule"),
-        ("del_event_rule", 1): change("del_event_rule"),
+        **{(name, 1): change(name) for name in RULE_CHANGES},
     }
     table.update(registered or {})
     return table

@@ -364,7 +364,8 @@ class _Compiler:
         if run is None:
             raise self.error(
                 f"unknown action '{name}/{len(args)}': the built-in actions are write/1, "
-                "print/1, writeln/1, nl/0, ins_event_rule/1 and del_event_rule/1; register "
+                "print/1, writeln/1, nl/0, ins_event_rule/1, del_event_rule/1, "
+                "ins_static_rule/1 and del_static_rule/1; register "
                 "others by name with Engine(actions=...)",
                 term,
             )

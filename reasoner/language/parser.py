@@ -307,6 +307,7 @@ class _ToAst(SourceTransformer):
 
     def __init__(self, file: str | None, text: str) -> None:
         super().__init__(file, text)
+        self.text = text
         # ids of "," compounds written without parentheses: a clause body is the list of these
         # conjuncts, while a parenthesised conjunction stays one goal (see `paren`).
         # The dict keeps the nodes alive so that their ids are not reused during the parse.
@@ -368,6 +369,18 @@ class _ToAst(SourceTransformer):
     @v_args(meta=True)
     def compound(self, meta: Any, children: list[Any]) -> Compound:
         return Compound(str(children[0]), children[1], self.span(meta))
+
+    @v_args(meta=True)
+    def rule_change(self, meta: Any, children: list[Any]) -> Compound:
+        return Compound(str(children[0])[:-1], (children[1],), self.span(meta))
+
+    @v_args(meta=True)
+    def rule_text(self, meta: Any, children: list[Any]) -> Term:
+        """A term as it is; a rule or clause (``ins_event_rule(d(Y) <- c(Y))``) as the atom
+        of its text, as if it had been quoted (the action parses it when it runs)."""
+        if len(children) == 1:
+            return children[0]
+        return Atom(self.text[meta.start_pos : meta.end_pos], self.span(meta))
 
     @v_args(meta=True)
     def paren(self, meta: Any, children: list[Any]) -> Any:

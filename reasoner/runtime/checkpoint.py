@@ -45,17 +45,20 @@ VERSION = 1
 
 
 def fingerprint(engine: Engine) -> str:
-    """What a snapshot may only be restored into: the compiled network and the options.
+    """What a snapshot may only be restored into: the compiled network, the static
+    rule changes made while the stream ran and the options.
 
     ``explain`` counts only when on (its snapshots hold derivations, which an engine without
     it cannot use and an engine with it needs): off, the fingerprint is the one of engines
-    that had no such option, whose snapshots still restore."""
+    that had no such option, whose snapshots still restore. The same for the static rule
+    changes (``ins_static_rule``): none made, none written."""
     options = engine.options()
     if not options["explain"]:
         del options["explain"]
     text = (
         engine.network()
         + "\n"
+        + "".join(f"{name}({text})\n" for name, text in engine._static_changes)
         + json.dumps({k: encode(v) for k, v in options.items()}, sort_keys=True)
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

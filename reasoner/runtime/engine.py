@@ -173,6 +173,7 @@ class Engine:
         self._callbacks: dict[str | None, list[Callback]] = {}
         self._in_callback = 0  # callbacks running (rule changes they ask for wait)
         self._deferred: list[Callable[[], object]] = []  # those changes, in order
+        self._static_changes: list[tuple[str, str]] = []  # ins/del_static_rule actions made
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
@@ -718,17 +719,40 @@ class Engine:
             self._apply_deferred()
 
     def _rule_action(self, name: str, text: str) -> None:
-        """ETALIS's actions ``ins_event_rule(Rule)`` and ``del_event_rule(Label or Rule)``,
-        made once the event is processed (a deletion matching no rule does nothing, as in
-        ETALIS)."""
+        """ETALIS's rule changes, made once the event is processed (so every event sees one
+        version of the rules and knowledge): ``ins_event_rule(Rule)``, ``del_event_rule(Label
+        or Rule)``, ``ins_static_rule(Clause)``, ``del_static_rule(Clause)``. A deletion
+        matching nothing does nothing, as in ETALIS."""
+        if name.endswith("_static_rule") and not self._own_facts:
+            raise EngineError(
+                f"{name}/1 changes the program's own facts and rules; this engine asks "
+                "knowledge it was given"
+            )
+        if name != "del_event_rule" or "<-" in text:  # a rule or clause, maybe unterminated
+            text = text if text.rstrip().endswith(".") else text + "."
         if name == "ins_event_rule":
             self._deferred.append(partial(self.add_rules, text))
-        else:
+        elif name == "del_event_rule":
             self._deferred.append(partial(self._delete_rules, text))
+        else:
+            self._deferred.append(partial(self._change_static, name, text))
 
     def _delete_rules(self, which: str) -> None:
         if select_rules(self.program.event_rules, which):
             self.remove_rules(which)
+
+    def _change_static(self, name: str, text: str) -> None:
+        """``ins_static_rule`` adds the clauses of ``text``, ``del_static_rule`` removes the
+        program's clauses equal to them; the knowledge the conditions ask is rebuilt. The
+        changes are recorded: a snapshot only restores into an engine that made them too."""
+        if name == "ins_static_rule":
+            self.add_rules(text)
+        else:
+            gone = set(load_rules(text).static_rules)
+            kept = tuple(s for s in self.program.statements if s not in gone)
+            self.program = Program(kept)
+            self._runtime.knowledge = program_knowledge(self.program)
+        self._static_changes.append((name, text))
 
     def _apply_deferred(self) -> None:
         """Make the rule changes callbacks asked for (the event that triggered them is

@@ -1,0 +1,84 @@
+"""ETALIS's rule changes as actions: ``ins_static_rule`` / ``del_static_rule`` change the static
+knowledge between two events (every event sees one version), and the rules of
+``ins_event_rule`` / ``del_event_rule`` may be written unquoted."""
+
+from __future__ import annotations
+
+import pytest
+
+from reasoner.errors import EngineError, SnapshotError
+from reasoner.knowledge.facts import FactBase
+from reasoner.language.ast import Atom, Compound
+from reasoner.language.parser import parse
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+
+CHANGES = """
+noop <- a do ins_static_rule(s1 :- s2).
+noop <- b do del_static_rule(s2).
+s2.
+"""
+ASKS = "seen(E) <- x(E) WHERE s1.\nseen(a) <- a WHERE s1.\n"
+
+
+def _run(engine: Engine, names: str) -> list[Event]:
+    out = []
+    for time, name in enumerate(names, 1):
+        args = (time,) if name == "x" else ()
+        out += [d for d in engine.push(Event.at(name, args, time)) if d.name == "seen"]
+    return out
+
+
+@pytest.mark.parametrize("rules", [CHANGES + ASKS, ASKS + CHANGES])
+def test_a_static_change_applies_from_the_next_event_on(rules: str) -> None:
+    # Whatever the rule order, the event that inserts s1 :- s2 sees the old knowledge (no
+    # seen(a) at 2) and the next ones the new; deleting s2 makes s1 false again from 5 on.
+    found = _run(Engine(rules), "xaxabx")
+    assert found == [
+        Event("seen", (3,), 3, 3),
+        Event("seen", ("a",), 4, 4),
+    ]
+
+
+def test_rules_in_actions_may_be_written_unquoted() -> None:
+    program = parse("n <- a do ins_event_rule(r2 'rule:' d(Y) <- c(Y) WHERE Y > 1).")
+    (rule,) = program.event_rules
+    action = rule.body.condition  # type: ignore[attr-defined]
+    assert action == Compound(
+        "do", (Compound("ins_event_rule", (Atom("r2 'rule:' d(Y) <- c(Y) WHERE Y > 1"),)),)
+    )
+    rules = """
+    n <- a do ins_event_rule(r2 'rule:' d(Y) <- c(Y) WHERE Y > 1).
+    n <- b do del_event_rule(r2).
+    n <- b2 do del_event_rule(e(X) <- a).
+    e(1) <- a.
+    """
+    engine = Engine(rules)
+    pushed = [
+        Event.at("c", (5,), 1),
+        Event.at("a", (), 2),
+        Event.at("c", (5,), 3),
+        Event.at("c", (1,), 4),
+        Event.at("b2", (), 5),  # a rule equal to none: nothing happens
+        Event.at("b", (), 6),
+        Event.at("c", (7,), 7),
+        Event.at("a", (), 8),
+    ]
+    found = [d for event in pushed for d in engine.push(event) if d.name != "n"]
+    assert found == [Event("e", (1,), 2, 2), Event("d", (5,), 3, 3), Event("e", (1,), 8, 8)]
+
+
+def test_static_changes_need_the_programs_own_knowledge() -> None:
+    engine = Engine(CHANGES, knowledge=FactBase())
+    with pytest.raises(EngineError, match="ins_static_rule/1 changes the program's own facts"):
+        engine.push(Event.at("a", (), 1))
+
+
+def test_a_snapshot_is_only_restored_with_the_same_static_rules() -> None:
+    engine = Engine(CHANGES + ASKS)
+    engine.push(Event.at("a", (), 1))
+    with pytest.raises(SnapshotError, match="another program"):
+        Engine(CHANGES + ASKS).restore(engine.snapshot())
+    same = Engine(CHANGES + ASKS + "s1 :- s2.\n")
+    same.restore(engine.snapshot())
+    assert same.push(Event.at("x", (2,), 2)) == [Event("seen", (2,), 2, 2)]
