@@ -50,9 +50,20 @@ _OPERATORS = frozenset(
     {"OP700", "OP500", "OP400", "POW", "CARET", "MINUS", "PREFIX900", "PREFIX_DECL", "__ANON_1"}
 )
 
-# Terminals every term start accepts; reported together as "a term".
+# Terminals every term start accepts; reported together as "a term" (RULE_CHANGE: ETALIS's
+# ins_event_rule( and the like, whose argument may be a rule).
 _TERM_STARTS = frozenset(
-    {"VAR", "NUMBER", "NEG_NUMBER", "STRING", "IRI", "PNAME", "ATOM_NAME", "QUOTED_ATOM"}
+    {
+        "VAR",
+        "NUMBER",
+        "NEG_NUMBER",
+        "STRING",
+        "IRI",
+        "PNAME",
+        "ATOM_NAME",
+        "QUOTED_ATOM",
+        "RULE_CHANGE",
+    }
 )
 
 
