@@ -130,6 +130,10 @@ ELSEWHERE = {
         "python scripts/architecture_graph.py   # writes docs/img/architecture.png, prints the layers",  # noqa: E501
     ): "NOT RUN: it rewrites the committed picture docs/img/architecture.png; run by hand after moving code between packages",  # noqa: E501
     (
+        "scale-out.md",
+        "nice python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2 --no-kernels",  # noqa: E501
+    ): "NOT RUN: a benchmark (minutes of Spark and of reasoner run over 288,000 readings); tests/connectors/spark/test_spark_replay.py runs its replay part on a small archive",  # noqa: E501
+    (
         "pipeline.md",
         "# from Maven Central (needs network access when Spark starts):",
     ): "a template (`...` stands for the build options) that downloads from Maven Central; tests run offline",  # noqa: E501
