@@ -333,7 +333,7 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
         source.mkdir()
         for number, batch in enumerate(files):
             _write(source, number, batch)
-        job = make_job(None, parse(TICKER_RULES), fmt="jsonl", lateness=0, options={})
+        job = make_job(parse(TICKER_RULES), fmt="jsonl", lateness=0, options={})
         sink = Sink(base / "out", lambda detections: None)
         query = (
             build_query(spark, job, str(source), files_per_batch=1)

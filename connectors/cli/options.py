@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 
 if TYPE_CHECKING:
@@ -61,6 +62,27 @@ def add_knowledge_options(group: Any) -> None:
         default="rdfs",
         help="entailment applied to the knowledge (default: %(default)s)",
     )
+
+
+def add_refresh_option(group: Any, switch: str) -> None:
+    """--refresh-every (an ``argparse`` group or parser); ``switch`` says when the new
+    version takes over."""
+    group.add_argument(
+        "--refresh-every",
+        type=float,
+        metavar="SECONDS",
+        help="with --knowledge or --store: rebuild the knowledge every SECONDS while running "
+        f"(in the background; {switch}; a failed refresh keeps the previous version). SIGHUP "
+        "asks for a refresh at any time",
+    )
+
+
+def check_refresh(args: argparse.Namespace) -> None:
+    """Raise ReasonerError for a --refresh-every without knowledge or not positive."""
+    if args.refresh_every is not None and not (args.knowledge or args.store):
+        raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
+    if args.refresh_every is not None and args.refresh_every <= 0:
+        raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
 
 
 def knowledge_base(

@@ -36,6 +36,8 @@ from connectors.cli.options import (
     add_engine_options,
     add_knowledge_options,
     add_rdf_time,
+    add_refresh_option,
+    check_refresh,
     knowledge_base,
 )
 from connectors.events.bindings import BindingsWriter
@@ -179,14 +181,7 @@ def _add_rules(group: Any) -> None:
 
 def _add_knowledge(group: Any) -> None:
     add_knowledge_options(group)
-    group.add_argument(
-        "--refresh-every",
-        type=float,
-        metavar="SECONDS",
-        help="with --knowledge or --store: rebuild the knowledge every SECONDS while replaying "
-        "(in the background; the engine switches between two events; a failed refresh keeps "
-        "the previous version). SIGHUP asks for a refresh at any time",
-    )
+    add_refresh_option(group, "the engine switches between two events")
 
 
 def _add_output(group: Any) -> None:
@@ -273,10 +268,7 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("--host needs --serve: nothing to serve")
     if args.speed is not None and not args.speed > 0:
         raise ReasonerError(f"--speed must be positive, not {args.speed}")
-    if args.refresh_every is not None and not (args.knowledge or args.store):
-        raise ReasonerError("--refresh-every needs --knowledge or --store: nothing to refresh")
-    if args.refresh_every is not None and args.refresh_every <= 0:
-        raise ReasonerError(f"--refresh-every must be positive, not {args.refresh_every}")
+    check_refresh(args)
     if args.watch_rules and (args.workers is not None or args.checkpoint is not None):
         raise ReasonerError("--watch-rules does not work with --workers or --checkpoint yet")
     if not args.watch_interval > 0:

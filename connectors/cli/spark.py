@@ -29,6 +29,8 @@ from connectors.cli.options import (
     add_engine_options,
     add_knowledge_options,
     add_rdf_time,
+    add_refresh_option,
+    check_refresh,
     knowledge_base,
 )
 from connectors.cli.run import SKIPPED
@@ -170,7 +172,9 @@ def _add_stream(commands: Any) -> None:
         help="consumption policy for rules without their own (default: %(default)s)",
     )
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="longer", help=argparse.SUPPRESS)
-    add_knowledge_options(p.add_argument_group("knowledge"))
+    knowledge = p.add_argument_group("knowledge")
+    add_knowledge_options(knowledge)
+    add_refresh_option(knowledge, "the query switches at a micro-batch's start")
     _add_spark(p.add_argument_group("spark"))
     p.add_argument(
         "--serve",
@@ -223,18 +227,17 @@ def stream(args: argparse.Namespace) -> int:
     from connectors.spark.session import get_session
     from connectors.spark.stream import make_job, run_stream
 
-    knowledge = _knowledge(args, program)
+    kb = knowledge_base(args, program, progress=True)
+    check_refresh(args)
     spark = get_session(master=args.master)
     job = make_job(
-        spark.sparkContext,
         program,
         fmt=args.format,
         lateness=lateness,
         options={"policy": args.policy, "tie_break": args.tie_break},
-        knowledge=knowledge,
     )
     style = TimeStyle(iso=args.format == "mesowest")
-    with detections_endpoint(args.serve, None, style=style, host=args.host or LOOPBACK) as publish:
+    with detections_endpoint(args.serve, kb, style=style, host=args.host or LOOPBACK) as publish:
         counts = run_stream(
             spark,
             job,
@@ -244,6 +247,8 @@ def stream(args: argparse.Namespace) -> int:
             trigger=when,
             publish=publish,
             files_per_batch=args.files_per_batch,
+            knowledge=kb,
+            refresh_every=args.refresh_every,
         )
     print(
         f"{counts['events']} events, {counts['detection']} detections written, "

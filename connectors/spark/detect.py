@@ -94,3 +94,9 @@ def next_timer(stage: Stage) -> Any:
     """When the engine of the last :func:`detect` of ``stage`` next has something to do
     without an event (a time point, a window closing); None: nothing."""
     return _engine(stage)[0].next_timer
+
+
+def use_knowledge(stage: Stage, knowledge: Knowledge) -> None:
+    """Evaluate this worker's later events of ``stage`` against ``knowledge`` (a streaming
+    query's micro-batch names the version of the knowledge its events use)."""
+    _engine(stage)[0].use_knowledge(knowledge)

@@ -30,13 +30,16 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.refresh import Refresher
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Stage
+from connectors.spark.detect import Stage, use_knowledge
 from connectors.spark.keystate import (
     DETECTION,
     EVENTS,
@@ -51,9 +54,9 @@ from connectors.spark.keystate import (
     timeout_millis,
 )
 from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
+from connectors.spark.versions import PROPERTY, Versions, current
 from reasoner.compiler.partition import analyse
 from reasoner.errors import ReasonerError
-from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.checkpoint import decode
 from reasoner.runtime.events import Event
@@ -62,9 +65,10 @@ from reasoner.values import Time
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.state import GroupState
+
+    from reasoner.knowledge.snapshot import KnowledgeBase
 
 #: The shift of the watermark column (seconds); see the module doc.
 SHIFT = 4_500_000_000
@@ -85,33 +89,25 @@ FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
 
 @dataclass(frozen=True)
 class Job:
-    """What every Python worker needs: the stage to run per key, how to read and group."""
+    """What every Python worker needs: the stage to run per key, how to read and group, and
+    the folder of the knowledge versions (:mod:`connectors.spark.versions`; None: the
+    program's own facts and Horn rules)."""
 
     stage: Stage
     fmt: str
     lateness: Time
     keys: Keys
     arities: tuple[tuple[str, tuple[int, ...]], ...]
+    knowledge: str | None = None
 
 
-def make_job(
-    sc: SparkContext | None,
-    program: Program,
-    *,
-    fmt: str,
-    lateness: Time,
-    options: dict[str, Any],
-    knowledge: Knowledge | None = None,
-) -> Job:
+def make_job(program: Program, *, fmt: str, lateness: Time, options: dict[str, Any]) -> Job:
     """The job of a program (its partitioning found here, on the driver). ``options``: the
-    engine's (policy, tie_break); ``knowledge`` is broadcast to the executors (needs ``sc``)."""
-    from connectors.spark.replay import ship_knowledge
-
+    engine's (policy, tie_break)."""
     partitioning = analyse(program, options.get("policy", "unrestricted"))
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder) or not partitioning.keyed)
-    shipped, version = (None, "") if sc is None else ship_knowledge(sc, knowledge)
     return Job(
-        stage=Stage(program, tuple(sorted(options.items())), shipped, version),
+        stage=Stage(program, tuple(sorted(options.items()))),
         fmt=fmt,
         lateness=lateness,
         keys=keys,
@@ -119,6 +115,13 @@ def make_job(
             (name, tuple(sorted(a))) for name, a in sorted(event_arities(program).items())
         ),
     )
+
+
+def with_knowledge(job: Job, folder: Path) -> Job:
+    """``job`` with the knowledge versions written to ``folder`` (each worker's engine is
+    built with its first micro-batch's version)."""
+    path = str(folder.absolute())
+    return replace(job, stage=replace(job.stage, knowledge=partial(current, path)), knowledge=path)
 
 
 # ---------------------------------------------------------------- on the workers
@@ -160,6 +163,8 @@ def _detect(
                 rows.setdefault(k, []).append((f, int(n), e, bool(i)))
         before = tuple(state.get) if state.exists else None
         watermark = from_millis(state.getCurrentWatermarkMs())
+        if job.knowledge is not None:  # the micro-batch's version, before any key's events
+            use_knowledge(job.stage, current(job.knowledge))
         detector = KeyDetector(job.stage, job.lateness)
         out, after, due = step_group(detector, before, rows, watermark)
         state.update(after)
@@ -191,6 +196,7 @@ class Sink:
 
     out: Path
     publish: Callable[[Sequence[Event]], None]
+    versions: Versions | None = None  # picks each micro-batch's knowledge version
     counts: dict[str, int] = field(
         default_factory=lambda: {EVENTS: 0, DETECTION: 0, LATE: 0, REJECT: 0, "batches": 0}
     )
@@ -205,6 +211,9 @@ class Sink:
             self.published.add(int(path.stem.removeprefix("batch-")))
 
     def __call__(self, frame: DataFrame, batch: int) -> None:
+        if self.versions is not None:  # (the batch's tasks run in collect, below)
+            context = frame.sparkSession.sparkContext
+            context.setLocalProperty(PROPERTY, self.versions.choose(batch))
         rows = frame.collect()
         kinds: dict[str, list[Any]] = {DETECTION: [], LATE: [], REJECT: []}
         for kind, text, iso in rows:
@@ -302,16 +311,40 @@ def run_stream(
     publish: Callable[[Sequence[Event]], None],
     files_per_batch: int | None = None,
     partitions: int | None = None,
+    knowledge: KnowledgeBase | None = None,
+    refresh_every: float | None = None,
 ) -> dict[str, int]:
     """Run the query until it ends (``availableNow``) or is interrupted; return the counts of
     this run (events, detections, late, rejects, batches). ``partitions``: how many parts
     the keys' state is spread over (Spark keeps the number of the checkpoint's first run;
-    default: the session's shuffle partitions)."""
+    default: the session's shuffle partitions). ``knowledge``: refreshed every
+    ``refresh_every`` seconds and on SIGHUP, as ``reasoner run`` refreshes it, each
+    micro-batch using one version (:mod:`connectors.spark.versions`)."""
     if partitions is not None:
         spark = spark.newSession()  # (its own SQL settings; the same Spark context)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-    sink = Sink(Path(out), publish)
-    sink.republish()
+    with ExitStack() as stack:
+        versions = None
+        if knowledge is not None:
+            folder = Path(checkpoint) / "knowledge"
+            versions = Versions(knowledge, folder)
+            job = with_knowledge(job, folder)
+            stack.enter_context(Refresher(knowledge, refresh_every))
+        sink = Sink(Path(out), publish, versions)
+        sink.republish()
+        _run(spark, job, sink, source, checkpoint, trigger, files_per_batch)
+    return sink.counts
+
+
+def _run(
+    spark: SparkSession,
+    job: Job,
+    sink: Sink,
+    source: str,
+    checkpoint: str,
+    trigger: dict[str, Any],
+    files_per_batch: int | None,
+) -> None:
     query = (
         build_query(spark, job, source, files_per_batch=files_per_batch)
         .writeStream.foreachBatch(sink)
@@ -328,4 +361,3 @@ def run_stream(
     finally:
         if query.isActive:  # interrupted (Ctrl-C)
             query.stop()
-    return sink.counts

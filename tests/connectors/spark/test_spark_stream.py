@@ -5,17 +5,26 @@ doubles nothing when restarted after a crash."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from connectors.cli import main
+from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.times import TimeStyle
 from connectors.spark.stream import Job, Sink, build_query, make_job, run_stream
+from reasoner.errors import KnowledgeError
+from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.loader import load_rules
 from reasoner.language.parser import parse
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.values import IRI
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -67,7 +76,7 @@ def _outputs(out: Path, folder: str) -> list[str]:
 
 
 def _job(lateness: int) -> Job:
-    return make_job(None, parse(RULES), fmt="jsonl", lateness=lateness, options={})
+    return make_job(parse(RULES), fmt="jsonl", lateness=lateness, options={})
 
 
 def _stream(
@@ -210,7 +219,7 @@ def test_the_mesowest_sample_streamed_gives_reasoner_runs_detections(
         os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
     rules = [ROOT / "rules" / "blizzard.event", ROOT / "rules" / "blizzard_noaa.event"]
     program = load_rules(rules)
-    job = make_job(None, program, fmt="mesowest", lateness=0, options={})
+    job = make_job(program, fmt="mesowest", lateness=0, options={})
     counts = run_stream(
         spark,
         job,
@@ -229,3 +238,84 @@ def test_the_mesowest_sample_streamed_gives_reasoner_runs_detections(
     expected = sorted(out.read_text(encoding="utf-8").splitlines())
     assert sorted(_outputs(tmp_path / "out", "detections")) == expected
     assert (counts["events"], len(expected)) == (1296, 138)
+
+
+LIMITS = """
+:- prefix(ex, 'http://example.org/').
+hot(S, T) <- reading(S, T) WHERE rdf(S, ex:limit, _L), T > _L.
+rise(S, T1, T2) <- (reading(S, T1) SEQ reading(S, T2)).4 WHERE rdf(S, ex:limit, _L), T2 > _L.
+"""
+
+
+def _limits(path: Path, s1: int, s2: int) -> None:
+    ex = "http://example.org/"
+    path.write_text(f"<{ex}s1> <{ex}limit> {s1} .\n<{ex}s2> <{ex}limit> {s2} .\n")
+
+
+def _readings(start: int, stop: int) -> list[Event]:
+    return [
+        Event.at("reading", (IRI(f"http://example.org/s{i}"), 20 + (t * 7 + i * 3) % 25), t)
+        for t in range(start, stop)
+        for i in (1, 2)
+    ]
+
+
+def _jsonl(events: list[Event]) -> list[str]:
+    """Events as JSON lines (as reasoner run writes detections, which it also reads)."""
+    buffer = io.StringIO()
+    JsonLinesWriter(buffer, TimeStyle()).write_all(events)
+    return buffer.getvalue().splitlines()
+
+
+def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    source, knowledge = tmp_path / "source", tmp_path / "limits.ttl"
+    source.mkdir()
+    parts = [_readings(0, 10), _readings(10, 20), [*_readings(20, 30), Event.at("tick", (), 100)]]
+    for number, events in enumerate(parts):
+        path = _put(source, f"{number}.jsonl", _jsonl(events))
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+    _limits(knowledge, 30, 35)
+    program = parse(LIMITS)
+    kb = KnowledgeBase([knowledge], program=program, entailment="none")
+    first = kb.snapshot()
+    calls: list[int] = []
+
+    def publish(detections: Sequence[Event]) -> None:
+        calls.append(len(calls))
+        if len(calls) == 2:  # after micro-batch 1: the events up to 9 have run
+            _limits(knowledge, 40, 25)
+            kb.refresh()
+        elif len(calls) == 3:  # a failed refresh keeps the version in use
+            knowledge.write_text("<http://example.org/s1> <http://example.org/limit> .\n")
+            with pytest.raises(KnowledgeError):
+                kb.refresh()
+
+    run_stream(
+        spark,
+        make_job(program, fmt="jsonl", lateness=0, options={}),
+        source=str(source),
+        checkpoint=str(tmp_path / "checkpoint"),
+        out=str(tmp_path / "out"),
+        trigger={"availableNow": True},
+        publish=publish,
+        files_per_batch=1,
+        partitions=2,
+        knowledge=kb,
+    )
+    # One engine, its knowledge changed between the events ending at 9 and at 10 (as
+    # reasoner run --refresh-every changes it between two events).
+    engine = Engine(program, knowledge=first)
+    events = [e for part in parts for e in part]
+    expected = [d for e in events if e.end < 10 for d in engine.push(e)]
+    engine.use_knowledge(kb.snapshot())
+    expected += [d for e in events if e.end >= 10 for d in engine.push(e)] + engine.flush()
+    assert sorted(_outputs(tmp_path / "out", "detections")) == sorted(_jsonl(expected))
+    for version in (first, kb.snapshot()):  # (either version throughout derives otherwise)
+        assert sorted(_jsonl(list(Engine(program, knowledge=version).run(events)))) != sorted(
+            _jsonl(expected)
+        )
+    assert (len(expected), len(calls)) == (135, 4)
+    log = (tmp_path / "checkpoint" / "knowledge" / "versions.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line)["batch"] for line in log.splitlines()] == [0, 2]
