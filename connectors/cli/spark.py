@@ -227,8 +227,8 @@ def stream(args: argparse.Namespace) -> int:
     from connectors.spark.session import get_session
     from connectors.spark.stream import make_job, run_stream
 
-    kb = knowledge_base(args, program, progress=True)
     check_refresh(args)
+    kb = knowledge_base(args, program, progress=True)
     spark = get_session(master=args.master)
     job = make_job(
         program,

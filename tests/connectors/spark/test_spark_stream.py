@@ -194,7 +194,7 @@ def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
     assert len(_outputs(whole / "out", "detections")) > 100
 
 
-def test_a_rule_error_is_reported_before_spark_starts(
+def test_rule_and_option_errors_are_reported_before_spark_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rules = tmp_path / "bad.event"
@@ -205,6 +205,9 @@ def test_a_rule_error_is_reported_before_spark_starts(
     assert main(argv) == 1
     assert f"{rules}:1:" in capsys.readouterr().err
     assert not (tmp_path / "ck").exists()
+    rules.write_text(RULES, encoding="utf-8")
+    assert main([*argv, "--refresh-every", "5"]) == 1
+    assert "--refresh-every needs --knowledge or --store" in capsys.readouterr().err
 
 
 def test_the_mesowest_sample_streamed_gives_reasoner_runs_detections(
