@@ -12,6 +12,12 @@ which things happen is exactly that of the calls it replaces.
 A function is inlined only when its body means the same in the caller: no ``return``, no
 ``break``/``continue`` outside its own loops, no nested scopes, no ``global``; and only while
 the result stays within CPython's nesting limits and a size budget (deeper, it stays a call).
+
+Fusing is a function of the sources and of what the names in them are bound to. The fuser
+records what it asked of the functions it read (which names are globals, what each callee is:
+a function read before, another generated function and its source, anything else); fusing a
+function with the same source again replays those questions on the new functions and, when
+every answer is the same, the fused source is the same: only the scope is built again.
 """
 
 from __future__ import annotations
@@ -48,12 +54,96 @@ def inline(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     root = _Body.of(function)
     if root is None:
         return function
-    fuser = _Fuser()
-    tree = fuser.instance(function, root, [], depth=1, loops=0, stack=(function,))
-    if not fuser.inlined:
-        return function
-    source = ast.unparse(tree)  # (compiled from text: no line numbers needed)
-    return define(source + "\n", label, fuser.scope)
+    known = _fused.setdefault(root.source, [])
+    recalled = _recall(known, function)
+    if recalled is None:
+        fuser = _Fuser()
+        tree = fuser.instance(function, root, [], depth=1, loops=0, stack=(function,))
+        # (compiled from text: no line numbers needed)
+        fused = ast.unparse(tree) + "\n" if fuser.inlined else None
+        known[:] = [(tuple(fuser.trace), fused), *known[: _KEPT - 1]]
+        recalled = fused, fuser.scope
+    if len(_fused) > 4096:
+        _fused.clear()
+    source, scope = recalled
+    return function if source is None else define(source, label, scope)
+
+
+#: Per source fused, the last fusions (at most ``_KEPT``): what the fuser asked (see
+#: :func:`_replay`) and the fused source (None: nothing was inlined).
+_fused: dict[str, list[tuple[tuple[tuple[Any, ...], ...], str | None]]] = {}
+_KEPT = 8
+
+
+def _recall(
+    known: list[tuple[tuple[tuple[Any, ...], ...], str | None]], function: Callable[..., Any]
+) -> tuple[str | None, dict[str, Any]] | None:
+    """The fused source and scope of ``function`` from a fusion of its source it replays."""
+    for trace, source in known:
+        scope = _replay(trace, function)
+        if scope is not None:
+            return source, scope
+    return None
+
+
+def _replay(trace: tuple[tuple[Any, ...], ...], root: Callable[..., Any]) -> dict[str, Any] | None:
+    """Ask the functions met from ``root`` what a fuser asked when it recorded ``trace``: the
+    scope of the fused function when every answer is the same (so is every decision the fuser
+    made, and the source it wrote), else None.
+
+    ``trace`` holds, in the fuser's order: ``("instance",)`` when it copies the callee just
+    resolved (first ``root``), ``("global", name, found)`` when it asks whether a name is one
+    of that copy's globals, ``("call", callee, kind)`` when it resolves a callee."""
+    functions: list[Callable[..., Any]] = []
+    scope: dict[str, Any] = {}
+    target: Any = root
+    for entry in trace:
+        if entry[0] == "instance":
+            functions.append(target)
+        elif entry[0] == "global":
+            _, name, found = entry
+            namespace = functions[-1].__globals__
+            if (name in namespace) != found:
+                return None
+            if found:
+                scope[f"_{len(functions) - 1}_{name}"] = namespace[name]
+        else:
+            target = _lookup(entry[1], scope)
+            if _kind(target, functions) != entry[2]:
+                return None
+    return scope
+
+
+def _callee(expression: ast.expr) -> tuple[str, ...] | None:
+    """A callee the fuser can resolve: a global, or an attribute of one."""
+    if isinstance(expression, ast.Name):
+        return (expression.id,)
+    if isinstance(expression, ast.Attribute) and isinstance(expression.value, ast.Name):
+        return (expression.value.id, expression.attr)
+    return None
+
+
+def _lookup(callee: tuple[str, ...] | None, scope: dict[str, Any]) -> Any:
+    """What a callee names now in the fused scope (None: nothing known)."""
+    if callee is None:
+        return None
+    owner = scope.get(callee[0])
+    if len(callee) == 1 or owner is None:
+        return owner
+    return getattr(owner, callee[1], None)
+
+
+def _kind(target: Any, functions: list[Callable[..., Any]]) -> tuple[Any, ...] | None:
+    """All the fuser's decisions depend on about a callee: which function read before it is,
+    or whether it is a function and its generated source."""
+    if target is None:
+        return None
+    for k, function in enumerate(functions):
+        if function is target:
+            return ("read", k)
+    if type(target) is not FunctionType:
+        return ("other",)
+    return ("source", generated_source(target))
 
 
 #: What a pasted body may not contain: a return, a nested scope, a global declaration.
@@ -149,6 +239,8 @@ class _Fuser:
         self.serial = count()
         self.statements = 0
         self.inlined = 0
+        self.functions: list[Callable[..., Any]] = []  # those copied, in order
+        self.trace: list[tuple[Any, ...]] = []  # what was asked of them (see _replay)
 
     def instance(
         self,
@@ -163,6 +255,8 @@ class _Fuser:
         """A renamed copy of ``body``'s definition, its own calls inlined; ``bound`` maps
         parameters to the caller's argument expressions (names are substituted)."""
         prefix = f"_{next(self.serial)}_"
+        self.functions.append(function)
+        self.trace.append(("instance",))
         globals_: dict[str, Any] = function.__globals__
         names: dict[str, str | ast.Constant] = {name: prefix + name for name in body.locals}
         preamble: list[ast.stmt] = []
@@ -174,8 +268,10 @@ class _Fuser:
                 target = ast.Name(prefix + name, ast.Store())
                 preamble.append(ast.Assign(targets=[target], value=argument, lineno=0))
         copied = ast.parse(body.source).body[0]  # (parsing again is faster than a deep copy)
-        tree = _Renamer(names, globals_, prefix, self.scope).visit(copied)
+        renamer = _Renamer(names, globals_, prefix, self.scope)
+        tree = renamer.visit(copied)
         assert isinstance(tree, ast.FunctionDef)
+        self.trace += [("global", name, found) for name, found in renamer.asked.items()]
         tree.body = preamble + self.block(tree.body, depth, loops, stack)
         return tree
 
@@ -231,7 +327,9 @@ class _Fuser:
         calls inlined; None when the callee is not a generated function that can go here."""
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        target = self.resolve(call.func)
+        callee = _callee(call.func)
+        target = _lookup(callee, self.scope)
+        self.trace.append(("call", callee, _kind(target, self.functions)))
         if target is None or target in stack:
             return None
         if type(target) is not FunctionType:
@@ -254,15 +352,6 @@ class _Fuser:
             stack=(*stack, target),
         )
 
-    def resolve(self, expression: ast.expr) -> Any:
-        """What a callee expression (a global, or an attribute of one) names now."""
-        if isinstance(expression, ast.Name):
-            return self.scope.get(expression.id)
-        if isinstance(expression, ast.Attribute) and isinstance(expression.value, ast.Name):
-            owner = self.scope.get(expression.value.id)
-            return getattr(owner, expression.attr, None) if owner is not None else None
-        return None
-
 
 class _Renamer(ast.NodeTransformer):
     """Renames a body's locals (``names``) and globals (``prefix`` + name, recorded in the
@@ -279,6 +368,7 @@ class _Renamer(ast.NodeTransformer):
         self.globals = globals_
         self.prefix = prefix
         self.scope = scope
+        self.asked: dict[str, bool] = {}  # whether each other name is a global
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id in self.names:
@@ -286,7 +376,7 @@ class _Renamer(ast.NodeTransformer):
             if isinstance(renamed, ast.Constant):
                 return ast.Constant(renamed.value)
             node.id = renamed
-        elif node.id in self.globals:
+        elif self.asked.setdefault(node.id, node.id in self.globals):
             self.scope[self.prefix + node.id] = self.globals[node.id]
             node.id = self.prefix + node.id
         return node

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -240,26 +241,50 @@ def argument_matcher(
 
 def dispatcher(sources: Sequence[SourceNode]) -> Emit:
     """One function ``dispatch(args, start, end, why)`` for an event name/arity: every
-    source's test inlined, its parents called directly, all in delivery order."""
+    source's test inlined, its parents called directly, all in delivery order.
+
+    Its globals are named by the sources' places in it (parent ``k`` of the ``j``-th source
+    ``p<j>_<k>``, its constants ``c<j>_<n>``), not by node ids: the dispatchers of many rules
+    of one shape have one source, which :func:`~reasoner.runtime.inline.inline` fuses once."""
     edges = [(rank, source, k, parent) for source in sources
              for k, (rank, parent) in enumerate(source.parents)]  # fmt: skip
     edges.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep their order
     scope: dict[str, Any] = {}
     lines = ["def dispatch(a, s, e, w):", "    pass"]
     previous = None
+    placed: dict[int, tuple[int, str, str]] = {}  # source id -> its place, test, values
     for _, source, k, parent in edges:
-        scope.update(source.constants)
-        pad = "        " if source.test else "    "
-        values = "a" if source.values == "a" else "v"
+        if source.id not in placed:
+            test, values, constants = _placed(source, len(placed))
+            placed[source.id] = (len(placed), test, values)
+            scope.update(constants)
+        j, test, values = placed[source.id]
+        pad = "        " if test else "    "
+        argument = "a" if values == "a" else "v"
         if source is not previous:  # a run of one source's parents shares its test
-            if source.test:
-                lines.append(f"    if {source.test}:")
-            if values == "v":
-                lines.append(f"{pad}v = {source.values}")
+            if test:
+                lines.append(f"    if {test}:")
+            if argument == "v":
+                lines.append(f"{pad}v = {values}")
             previous = source
-        scope[f"p{source.id}_{k}"] = parent
-        lines.append(f"{pad}p{source.id}_{k}({values}, s, e, w)")
+        scope[f"p{j}_{k}"] = parent
+        lines.append(f"{pad}p{j}_{k}({argument}, s, e, w)")
     return define("\n".join(lines) + "\n", "dispatch", scope)
+
+
+def _placed(source: SourceNode, j: int) -> tuple[str, str, dict[str, Any]]:
+    """A source's test, values and constants, the constants renamed ``c<j>_<n>`` (their names
+    are identifiers of the generated code only: no string in it holds them)."""
+    if not source.constants:
+        return source.test, source.values, {}
+    names = {name: f"c{j}_{n}" for n, name in enumerate(source.constants)}
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+
+    def rename(text: str) -> str:
+        return pattern.sub(lambda m: names[m.group(0)], text)
+
+    constants = {names[name]: value for name, value in source.constants.items()}
+    return rename(source.test), rename(source.values), constants
 
 
 class ClockNode(Node):

@@ -171,3 +171,32 @@ def test_the_ticker_network_is_one_function_per_event_type() -> None:
     # the two SEQ probes, their WHERE tests and the ce1/ce2 heads are inlined ...
     assert "emit(" not in source and "check(" not in source
     assert source.count("_receivers, ") == 2  # ... down to queueing ce1 / ce2 on the agenda
+
+
+def test_a_second_function_of_one_source_is_fused_with_its_own_globals() -> None:
+    # The second fusion replays the first's questions: the same answers give the same
+    # source, with the second function's globals; another answer, a fusion of its own.
+    caller = "def caller(x):\n    step(x)\n    out.append('after')\n"
+    first_out: list[Any] = []
+    second_out: list[Any] = []
+    step_source = "def step(x):\n    out.append(x * 2)\n"
+    first = _define(caller, step=_define(step_source, out=first_out), out=first_out)
+    second = _define(caller, step=_define(step_source, out=second_out), out=second_out)
+    fused_first, fused_second = inline(first, "first"), inline(second, "second")
+    assert generated_source(fused_first) == generated_source(fused_second)
+    assert "step(" not in generated_source(fused_second)
+    fused_first(1)
+    fused_second(2)
+    assert (first_out, second_out) == ([2, "after"], [4, "after"])
+
+    def plain_step(x: int) -> None:  # not generated: stays a call
+        second_out.append(-x)
+
+    third = _define(caller, step=plain_step, out=second_out)
+    assert inline(third, "third") is third
+    other = _define(caller, step=_define("def step(x):\n    out.append(x + 1)\n", out=first_out))
+    other.__globals__["out"] = first_out
+    fused_other = inline(other, "other")
+    assert generated_source(fused_other) != generated_source(fused_first)
+    fused_other(5)
+    assert first_out == [2, "after", 6, "after"]
