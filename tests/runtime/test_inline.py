@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from reasoner.runtime import inline as inline_module
 from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
 from reasoner.runtime.generated import define, generated_source
 from reasoner.runtime.inline import inline
 
@@ -200,3 +201,24 @@ def test_a_second_function_of_one_source_is_fused_with_its_own_globals() -> None
     assert generated_source(fused_other) != generated_source(fused_first)
     fused_other(5)
     assert first_out == [2, "after", 6, "after"]
+
+
+def test_replayed_dispatchers_are_those_a_fresh_fusion_writes() -> None:
+    # The ticker's program built twice: the first engine fuses (nothing recorded), the second
+    # replays; the fused text is the same, and each engine's dispatchers act on its own nodes.
+    inline_module._fused.clear()
+    first = Engine(TICKER, policy="chronological")
+    replays = {source: len(known) for source, known in inline_module._fused.items()}
+    second = Engine(TICKER, policy="chronological")
+    assert {s: len(k) for s, k in inline_module._fused.items()} == replays  # nothing new
+    for route, receivers in first._routes.items():
+        assert list(map(generated_source, receivers)) == list(
+            map(generated_source, second._routes[route])
+        )
+    events = [
+        Event.at("stock", (c, 100 + 30 * (t % 2), 5), t) for t in range(6) for c in ("GO", "MS")
+    ]
+    found = [d for e in events for d in second.push(e)]
+    assert first.stats().events_in == 0 and first.stats().stored == 0  # not first's nodes
+    assert found == [d for e in events for d in first.push(e)]  # as the fresh fusion's
+    assert {d.name for d in found} == {f"ce{n}" for n in range(1, 7)}  # every rule fires
