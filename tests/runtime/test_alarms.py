@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from connectors.cli import main
 from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.semantics.reference import derive
 
 RULES = """
@@ -118,3 +121,23 @@ def test_reasoner_run_until_moves_the_clock_at_the_end(tmp_path: Path) -> None:
     b = {"name": "b", "args": [1], "start": 10, "end": 11}
     c = {"name": "c", "args": [1], "start": 10, "end": 12}
     assert found == [[], [b], [b, c], []]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_workers_ring_the_alarms_of_their_keys(workers: int) -> None:
+    # Keyed by X: each worker keeps its alarms; the clock moves on in every worker, so b(2)
+    # rings at 11.5 though no event of key 2 comes then.
+    rules = "exceptionAlarm(b(X), 1) <- a(X).\nc(X) <- b(X) SEQ a(X)."
+    stream = [Event.at("a", (k,), t) for k, t in ((1, 10), (2, 10.5), (1, 12), (2, 13))]
+    expected = event_order(Engine(rules).run(stream))
+    assert sorted(expected) == sorted(
+        [
+            Event("b", (1,), 10, 11),
+            Event("b", (2,), 10.5, 11.5),
+            Event("c", (1,), 10, 12),
+            Event("b", (1,), 12, 13),
+            Event("c", (2,), 10.5, 13),
+        ]
+    )
+    with ParallelEngine(rules, workers=workers, batch=1) as engine:
+        assert list(engine.run(stream)) == expected
