@@ -245,7 +245,7 @@ def stream(args: argparse.Namespace) -> int:
             checkpoint=args.checkpoint,
             out=args.out,
             trigger=when,
-            publish=publish,
+            publish=None if args.serve is None else publish,
             files_per_batch=args.files_per_batch,
             knowledge=kb,
             refresh_every=args.refresh_every,

@@ -22,25 +22,30 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import itemgetter
 from typing import Any
 
+from connectors.events.times import TimeStyle
 from connectors.spark.detect import Stage, detect, next_timer
+from connectors.spark.replay import _formatted
 from reasoner.runtime.checkpoint import decode, encode
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import revive
 from reasoner.values import Time
 
-#: The kinds of rows a step outputs: a detection (its text the event as snapshot JSON), a late
-#: event or a rejected line (``{"file", "line", "reason"}``), and the number of events taken.
+#: The kinds of rows a step outputs: detections (a sorted run of them), a late event or a
+#: rejected line (``{"file", "line", "reason"}``), and the number of events taken.
 DETECTION, LATE, REJECT, EVENTS = "detection", "late", "reject", "events"
 
 #: A row of input: file, line, the event as snapshot JSON, whether its file wrote ISO times.
 Row = tuple[str, int, str, bool]
-#: A row of output: kind, text, whether the key's input wrote ISO times.
-Output = tuple[str, str, bool]
+#: A row of output: kind, text, and for detections their run: ``(order key, JSON line)`` pairs
+#: in the defined order, pickled.
+Output = tuple[str, str, bytes | None]
 
 #: Spark's state of a key group: ``keys``, JSON of ``[key, size, pending, arrivals, iso, due]``
 #: per key in key order (``size``: of its engine snapshot, -1 for none; ``due``: the time,
@@ -75,12 +80,13 @@ class KeyDetector:
 
     def step(
         self, state: KeyState | None, rows: Iterable[Row], watermark: Time
-    ) -> tuple[list[Output], KeyState, Time | None]:
+    ) -> tuple[list[Output], list[Event], KeyState, Time | None]:
         """One micro-batch of a key: its new ``rows``, at ``watermark``.
 
         Returns:
-            the output rows, the new state, and the time by which the key must be called
-            again without input (the next waiting event or timer; None: none).
+            the output rows (late events, the number of events taken), the detections, the
+            new state, and the time by which the key must be called again without input
+            (the next waiting event or timer; None: none).
         """
         out: list[Output] = []
         pending = [] if state is None else state.pending
@@ -88,7 +94,8 @@ class KeyDetector:
         iso = state is not None and state.iso
         taken = 0
         for file, line, text, row_iso in sorted(rows):
-            event = decode(json.loads(text))
+            data = json.loads(text)
+            event = decode(data)
             taken += 1
             iso = iso or row_iso
             if event.end < watermark:
@@ -97,12 +104,12 @@ class KeyDetector:
                     f"(the latest end of earlier micro-batches less the lateness "
                     f"{show(self.lateness)})"
                 )
-                out.append((LATE, record(file, line, reason), iso))
+                out.append((LATE, record(file, line, reason), None))
                 continue
-            pending.append([encode(event.end), arrivals, json.loads(text)])
+            pending.append([encode(event.end), arrivals, data])
             arrivals += 1
         if taken:
-            out.append((EVENTS, str(taken), iso))
+            out.append((EVENTS, str(taken), None))
         ready: list[tuple[Any, int, Event]] = []
         waiting: list[list[Any]] = []
         for item in pending:
@@ -120,13 +127,12 @@ class KeyDetector:
             keep_state=True,
         )
         assert snapshot is not None
-        for _, detections in derived:
-            out += [(DETECTION, json.dumps(encode(revive(d))), iso) for d in detections]
+        detections = [revive(d) for _, plain in derived for d in plain]
         due = [decode(item[0]) for item in waiting]
         timer = next_timer(self.stage)
         if timer is not None:
             due.append(timer)
-        return out, KeyState(snapshot, waiting, arrivals, iso), min(due, default=None)
+        return out, detections, KeyState(snapshot, waiting, arrivals, iso), min(due, default=None)
 
 
 def step_group(
@@ -136,7 +142,9 @@ def step_group(
     watermark: Time,
 ) -> tuple[list[Output], tuple[str, bytes], Time | None]:
     """One micro-batch of a key group: each key with new ``rows`` or due at ``watermark`` is
-    stepped (:meth:`KeyDetector.step`), the others are kept as they are.
+    stepped (:meth:`KeyDetector.step`), the others are kept as they are. The group's
+    detections are one output row: their JSON lines as ``reasoner run`` writes them (ISO
+    times when the key's input had them) with their order keys, sorted, pickled.
 
     Args:
         detector: steps one key.
@@ -157,6 +165,7 @@ def step_group(
             at += max(size, 0)
             keys[key] = (KeyState(engine, pending, arrivals, iso), due)
     out: list[Output] = []
+    run: list[tuple[Any, str]] = []  # (order key, JSON line) per detection
     for key in sorted(rows.keys() | keys.keys()):
         kept = keys.get(key)
         new = rows.get(key, [])
@@ -164,8 +173,11 @@ def step_group(
             due = decode(kept[1])
             if due is None or due > watermark:
                 continue
-        produced, after, due = detector.step(None if kept is None else kept[0], new, watermark)
+        produced, detections, after, due = detector.step(
+            None if kept is None else kept[0], new, watermark
+        )
         out += produced
+        run += _formatted(detections, TimeStyle(iso=after.iso))
         keys[key] = (after, encode(due))
     listed, chunks, dues = [], [], []
     for key in sorted(keys):
@@ -176,6 +188,9 @@ def step_group(
         chunks.append(engine or b"")
         dues.append(decode(due))
     row = (json.dumps(listed, separators=(",", ":")), b"".join(chunks))
+    if run:
+        run.sort(key=itemgetter(0))  # (stable: each key's detections keep their order)
+        out.append((DETECTION, str(len(run)), pickle.dumps(run, pickle.HIGHEST_PROTOCOL)))
     return out, row, min((d for d in dues if d is not None), default=None)
 
 

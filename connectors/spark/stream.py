@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
@@ -36,9 +37,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from connectors.events.jsonl import JsonLinesWriter
+from connectors.events.jsonl import read_jsonl
 from connectors.events.refresh import Refresher
-from connectors.events.times import TimeStyle
 from connectors.spark.detect import Stage, use_knowledge
 from connectors.spark.keystate import (
     DETECTION,
@@ -53,14 +53,13 @@ from connectors.spark.keystate import (
     step_group,
     timeout_millis,
 )
+from connectors.spark.replay import _merged
 from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
 from connectors.spark.versions import PROPERTY, Versions, current
 from reasoner.compiler.partition import analyse
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program, event_arities
-from reasoner.runtime.checkpoint import decode
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import event_order
 from reasoner.values import Time
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ if TYPE_CHECKING:
 SHIFT = 4_500_000_000
 
 _FILES = "path string, modificationTime timestamp, length long, content binary"
-_OUTPUT = "kind string, text string, iso boolean"
+_OUTPUT = "kind string, text string, run binary"
 
 #: How many key groups the keys are hashed into (Spark calls a stateful function once per
 #: group and micro-batch, at a few milliseconds each; a key's group must never change, so
@@ -150,10 +149,10 @@ def _detect(
     ) -> Iterator[pd.DataFrame]:
         import pandas as pd
 
-        columns = ["kind", "text", "iso"]
+        columns = ["kind", "text", "run"]
         if key[0] == _REJECTS_GROUP:
             text = _rejected(frames)
-            yield pd.DataFrame({"kind": REJECT, "text": text, "iso": False}, columns=columns)
+            yield pd.DataFrame({"kind": REJECT, "text": text, "run": None}, columns=columns)
             return
         rows: dict[str, list[Row]] = {}
         for frame in frames:
@@ -191,11 +190,12 @@ def _rejected(frames: Iterator[pd.DataFrame]) -> list[str]:
 @dataclass
 class Sink:
     """``foreachBatch``: each micro-batch's outputs written to files named by its id, its
-    detections published (once per process: :meth:`republish` first publishes what earlier
-    runs wrote, and a batch run again after a crash is not published twice)."""
+    detections published (None: not published; once per process: :meth:`republish` first
+    publishes what earlier runs wrote, and a batch run again after a crash is not published
+    twice)."""
 
     out: Path
-    publish: Callable[[Sequence[Event]], None]
+    publish: Callable[[Sequence[Event]], None] | None
     versions: Versions | None = None  # picks each micro-batch's knowledge version
     counts: dict[str, int] = field(
         default_factory=lambda: {EVENTS: 0, DETECTION: 0, LATE: 0, REJECT: 0, "batches": 0}
@@ -204,51 +204,52 @@ class Sink:
 
     def republish(self) -> None:
         """Publish the detections earlier runs wrote under ``out``."""
-        from connectors.events.jsonl import read_jsonl
-
         for path in sorted((self.out / FOLDERS[DETECTION]).glob("batch-*.jsonl")):
-            self.publish(list(read_jsonl(path)))
-            self.published.add(int(path.stem.removeprefix("batch-")))
+            self._publish(int(path.stem.removeprefix("batch-")), path)
 
     def __call__(self, frame: DataFrame, batch: int) -> None:
         if self.versions is not None:  # (the batch's tasks run in collect, below)
             context = frame.sparkSession.sparkContext
             context.setLocalProperty(PROPERTY, self.versions.choose(batch))
-        rows = frame.collect()
         kinds: dict[str, list[Any]] = {DETECTION: [], LATE: [], REJECT: []}
-        for kind, text, iso in rows:
+        for kind, text, run in frame.collect():
             if kind == EVENTS:
                 self.counts[EVENTS] += int(text)
+            elif kind == DETECTION:
+                kinds[kind].append(iter(pickle.loads(run)))
             else:
-                kinds[kind].append((text, iso))
-        detections = {decode(json.loads(t)): iso for t, iso in kinds[DETECTION]}
-        ordered = event_order(detections)
-        lines = _jsonl(ordered, detections)
-        self._write(DETECTION, batch, lines)
+                kinds[kind].append(text)
+        lines = list(_merged(kinds[DETECTION]))
+        written = self._write(DETECTION, batch, lines)
         for kind in (LATE, REJECT):
-            self._write(kind, batch, sorted((t for t, _ in kinds[kind]), key=_place))
-        if batch not in self.published:
-            self.publish(ordered)
-            self.published.add(batch)
-        self.counts[DETECTION] += len(ordered)
+            self._write(kind, batch, [t + "\n" for t in sorted(kinds[kind], key=_place)])
+        self._publish(batch, written)
+        self.counts[DETECTION] += len(lines)
         self.counts[LATE] += len(kinds[LATE])
         self.counts[REJECT] += len(kinds[REJECT])
         self.counts["batches"] += 1
 
-    def _write(self, kind: str, batch: int, lines: list[str]) -> None:
-        """The batch's file of ``kind``, written aside and renamed (a batch run again after a
-        crash writes the same file again)."""
+    def _publish(self, batch: int, path: Path | None) -> None:
+        """Publish the batch's detections, read back from ``path`` (None: none)."""
+        if self.publish is not None and batch not in self.published:
+            self.publish([] if path is None else list(read_jsonl(path)))
+            self.published.add(batch)
+
+    def _write(self, kind: str, batch: int, lines: list[str]) -> Path | None:
+        """The batch's file of ``kind`` (None: no lines), written aside and renamed (a batch
+        run again after a crash writes the same file again)."""
         if not lines:
-            return
+            return None
         target = self.out / FOLDERS[kind] / f"batch-{batch:08d}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", dir=target.parent, prefix=".", delete=False
         ) as f:
-            f.write("".join(line + "\n" for line in lines))
+            f.write("".join(lines))
             f.flush()
             os.fsync(f.fileno())
         os.replace(f.name, target)
+        return target
 
 
 def _place(text: str) -> tuple[str, int]:
@@ -257,24 +258,10 @@ def _place(text: str) -> tuple[str, int]:
     return item["file"], item["line"]
 
 
-def _jsonl(ordered: list[Event], iso: dict[Event, bool]) -> list[str]:
-    """The detections as ``reasoner run`` writes them (ISO-8601 times when the key's input
-    had them)."""
-    import io
-
-    style = TimeStyle()
-    buffer = io.StringIO()
-    writer = JsonLinesWriter(buffer, style)
-    for d in ordered:
-        style.iso = iso[d]
-        writer.write(d)
-    return buffer.getvalue().splitlines()
-
-
 def build_query(
     spark: SparkSession, job: Job, source: str, *, files_per_batch: int | None = None
 ) -> DataFrame:
-    """The streaming DataFrame of outputs (kind, text, iso) of ``job`` over folder ``source``
+    """The streaming DataFrame of outputs (kind, text, run) of ``job`` over folder ``source``
     (``files_per_batch``: at most that many new files per micro-batch)."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
@@ -308,14 +295,15 @@ def run_stream(
     checkpoint: str,
     out: str,
     trigger: dict[str, Any],
-    publish: Callable[[Sequence[Event]], None],
+    publish: Callable[[Sequence[Event]], None] | None,
     files_per_batch: int | None = None,
     partitions: int | None = None,
     knowledge: KnowledgeBase | None = None,
     refresh_every: float | None = None,
 ) -> dict[str, int]:
     """Run the query until it ends (``availableNow``) or is interrupted; return the counts of
-    this run (events, detections, late, rejects, batches). ``partitions``: how many parts
+    this run (events, detections, late, rejects, batches). ``publish``: called with each
+    micro-batch's detections (None: they are only written). ``partitions``: how many parts
     the keys' state is spread over (Spark keeps the number of the checkpoint's first run;
     default: the session's shuffle partitions). ``knowledge``: refreshed every
     ``refresh_every`` seconds and on SIGHUP, as ``reasoner run`` refreshes it, each
