@@ -52,7 +52,17 @@ from reasoner.semantics.reference import _blocks, _compatible, _conditions, _rel
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
 #: The kinds of reasons, in the order near misses with as many events are listed.
-KINDS = ("consumed", "rejected", "where", "window", "blocked", "order", "join", "missing")
+KINDS = (
+    "consumed",
+    "alarm",
+    "rejected",
+    "where",
+    "window",
+    "blocked",
+    "order",
+    "join",
+    "missing",
+)
 
 #: What each interval operator needs of its operands' intervals (for *order* reasons).
 _NEEDS = {
@@ -224,7 +234,9 @@ class Inquiry:
             return found + [m for atom in missing for m in self._missing(atom)]
         exact = self._matches(self.body)
         if exact:
-            return found + [self._consumed(env, s, e) for env, s, e in exact]
+            return found + [
+                self._unrung(env, s, e) or self._consumed(env, s, e) for env, s, e in exact
+            ]
         singles = list(self._relaxations(_Relaxed(self.body)))
         near = [m for relaxed in singles for m in self._judged(relaxed)]
         if not near:  # no match breaks a single constraint: try two (each pair once)
@@ -339,6 +351,29 @@ class Inquiry:
             for m in Inquiry(self.context, r, atom, None, self.depth + 1).near_misses()
         ]
         return ranked(misses)[0] if misses else None
+
+    def _unrung(self, env: Env, s: Time, e: Time) -> NearMiss | None:
+        """An alarm rule's body matched, but its alarm never rings or had not rung when the
+        stream ended (None: it rang, or the rule has no alarm)."""
+        alarm = self.rule.alarm
+        if alarm is None:
+            return None
+        value = compile_expression(alarm.time, self.context.prefixes)(env)
+        ring: Time | None = None
+        if isinstance(value, int | float | Fraction) and not isinstance(value, bool):
+            ring = value if alarm.absolute else e + value
+        horizon = self.context.world.horizon
+        if ring is not None and ring > e and horizon is not None and ring <= horizon:
+            return None
+        time = self.context.time
+        if ring is None or ring <= e:
+            text = f"its alarm's time {value} is not later than the detection at {time(e)}: "
+            text += "it never rings"
+        else:
+            text = f"its alarm rings at {time(ring)}, after the stream's end"
+            text += " (reasoner run --until moves the clock on)"
+        details = {"ring": None if ring is None else str(ring)}
+        return self._miss(env, s, e, Reason("alarm", text, details))
 
     def _consumed(self, env: Env, s: Time, e: Time) -> NearMiss:
         """A match the semantics has and the engine did not derive: the policy's doing."""

@@ -14,6 +14,7 @@ from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.semantics.reference import derive
+from reasoner.semantics.whynot import why_not
 
 RULES = """
 exceptionAlarm(b(X), 1) <- a(X).
@@ -141,3 +142,20 @@ def test_parallel_workers_ring_the_alarms_of_their_keys(workers: int) -> None:
     )
     with ParallelEngine(rules, workers=workers, batch=1) as engine:
         assert list(engine.run(stream)) == expected
+
+
+def test_why_not_says_the_alarm_had_not_rung() -> None:
+    program = load_rules("exceptionAlarm(b(X), 2) <- a(X).\nc(X) <- b(X) SEQ a(X).")
+    stream = [Event.at("a", (1,), 10), Event.at("a", (1,), 11)]
+    answer = why_not(program, stream, "b(1)")
+    assert sorted(r.message for m in answer.near_misses for r in m.reasons) == [
+        "its alarm rings at 12, after the stream's end (reasoner run --until moves the clock on)",
+        "its alarm rings at 13, after the stream's end (reasoner run --until moves the clock on)",
+    ]
+    never = load_rules("exceptionAlarmAbsoluteDatime(b(T), T) <- a(T).")
+    (miss,) = why_not(never, [Event.at("a", (5,), 9)], "b(5)").near_misses
+    assert [r.kind for r in miss.reasons] == ["alarm"]
+    assert (
+        miss.reasons[0].message
+        == "its alarm's time 5 is not later than the detection at 9: it never rings"
+    )
