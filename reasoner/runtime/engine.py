@@ -40,7 +40,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import EventRule, Program, Term, Var
+from reasoner.language.ast import Compound, EventRule, Program, Term, Var, Where, walk
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.language.printer import to_source
@@ -212,6 +212,8 @@ class Engine:
         the running ones, e.g. a negation through recursion).
         """
         program = load_rules(rules)
+        if not self._own_facts:
+            _refuse_static_changes(program)
         if self._in_callback:
             self._deferred.append(partial(self.add_rules, program))
             return
@@ -547,7 +549,10 @@ class Engine:
 
     def use_knowledge(self, knowledge: Knowledge) -> None:
         """Evaluate every later event against ``knowledge`` (e.g. a refreshed
-        ``KnowledgeBase.snapshot()``). Takes effect between two events, never inside one."""
+        ``KnowledgeBase.snapshot()``). Takes effect between two events, never inside one.
+        Raises EngineError, changing nothing, when a rule changes the program's static rules
+        (``ins_static_rule``): those changes need the program's own knowledge."""
+        _refuse_static_changes(self.program)
         self._own_facts = False
         self._runtime.knowledge = knowledge
 
@@ -723,11 +728,6 @@ class Engine:
         version of the rules and knowledge): ``ins_event_rule(Rule)``, ``del_event_rule(Label
         or Rule)``, ``ins_static_rule(Clause)``, ``del_static_rule(Clause)``. A deletion
         matching nothing does nothing, as in ETALIS."""
-        if name.endswith("_static_rule") and not self._own_facts:
-            raise EngineError(
-                f"{name}/1 changes the program's own facts and rules; this engine asks "
-                "knowledge it was given"
-            )
         if name != "del_event_rule" or "<-" in text:  # a rule or clause, maybe unterminated
             text = text if text.rstrip().endswith(".") else text + "."
         if name == "ins_event_rule":
@@ -906,6 +906,29 @@ def select_rules(rules: Sequence[EventRule], which: str | EventRule) -> list[Eve
     if slash and arity.isdigit():
         return [r for r in rules if r.head.name == name and len(r.head.args) == int(arity)]
     return [rule for rule in rules if rule.head.name == which]
+
+
+def _refuse_static_changes(program: Program) -> None:
+    """EngineError naming the first rule of ``program`` whose action changes static rules
+    (``ins_static_rule``, ``del_static_rule``): an engine asking knowledge it was given
+    cannot make them."""
+    for rule in program.event_rules:
+        for pattern in walk(rule.body):
+            if isinstance(pattern, Where) and _changes_static(pattern.condition):
+                raise EngineError(
+                    f"{rule.span or to_source(rule.head)}: ins_static_rule and "
+                    "del_static_rule change the program's own facts and rules; this engine "
+                    "asks knowledge it was given"
+                )
+
+
+def _changes_static(goal: Term) -> bool:
+    match goal:
+        case Compound("do", (Compound(name, (_,)),)) if name.endswith("_static_rule"):
+            return True
+        case Compound(_, args):
+            return any(_changes_static(a) for a in args)
+    return False
 
 
 def _quoted(which: str | EventRule) -> str:

@@ -69,9 +69,14 @@ def test_rules_in_actions_may_be_written_unquoted() -> None:
 
 
 def test_static_changes_need_the_programs_own_knowledge() -> None:
-    engine = Engine(CHANGES, knowledge=FactBase())
-    with pytest.raises(EngineError, match="ins_static_rule/1 changes the program's own facts"):
-        engine.push(Event.at("a", (), 1))
+    message = "<rules>:2:1: ins_static_rule and del_static_rule change the program's own facts"
+    with pytest.raises(EngineError, match=message):
+        Engine(CHANGES, knowledge=FactBase())
+    engine = Engine("c <- a.", knowledge=FactBase())
+    with pytest.raises(EngineError, match="<rules>:1:1: ins_static_rule"):
+        engine.add_rules("noop <- b do del_static_rule(s2).")
+    with pytest.raises(EngineError, match="<rules>:2:1: ins_static_rule"):
+        Engine(CHANGES).use_knowledge(FactBase())
 
 
 def test_a_snapshot_is_only_restored_into_an_engine_that_made_the_same_changes() -> None:
