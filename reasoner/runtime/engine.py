@@ -648,7 +648,8 @@ class Engine:
             self._apply_deferred()
 
     def advance(self, time: Time) -> list[Event]:
-        """Move the clock to ``time`` without an event (a heartbeat): fires time points."""
+        """Move the clock to ``time`` without an event (a heartbeat): fires time points,
+        aggregate windows and alarms due by then."""
         if not is_time(time):
             raise EventError(f"time must be a non-negative number, not {time!r}")
         if time < self._runtime.now:
@@ -682,13 +683,13 @@ class Engine:
     @property
     def next_timer(self) -> Time | None:
         """When the clock next has something to do without an event (a time point, an
-        occurrence leaving an aggregate's window); None: nothing pending."""
+        occurrence leaving an aggregate's window, an alarm); None: nothing pending."""
         timers = self._runtime.timers
         return timers[0][0] if timers else None
 
     def _advance(self, time: Time) -> None:
         """Move the clock forward to ``time``, firing every timer up to it on the way (time
-        points, occurrences leaving an aggregate's window)."""
+        points, occurrences leaving an aggregate's window, alarms)."""
         rt = self._runtime
         timers = rt.timers
         while timers and timers[0][0] <= time:
