@@ -345,6 +345,13 @@ class Output:
     #: ETALIS's timer: the head is derived when the clock reaches its time.
     alarm: Alarm | None = None
 
+    def head_text(self) -> str:
+        """The head as written: ``b(X)``, or with an alarm ``exceptionAlarm(b(X), 1)``."""
+        head = to_source(self.head)
+        if self.alarm is None:
+            return head
+        return f"{self.alarm.functor}({head}, {to_source(self.alarm.time)})"
+
 
 @dataclass(frozen=True, slots=True)
 class Network:
@@ -366,10 +373,7 @@ class Network:
                 line += f"  horizon {_time(horizon[node.id])}"  # type: ignore[arg-type]
             lines.append(line)
         for out in self.outputs:
-            head = to_source(out.head)
-            if out.alarm is not None:
-                head = f"{out.alarm.functor}({head}, {to_source(out.alarm.time)})"
-            lines.append(f"rule {out.rule}: {head} <- n{out.input}")
+            lines.append(f"rule {out.rule}: {out.head_text()} <- n{out.input}")
         return "\n".join(lines) + "\n"
 
 

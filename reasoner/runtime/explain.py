@@ -139,7 +139,7 @@ def rule_info(
                     compile_goal(term, prefixes, trace=True),
                 )
             )
-    return RuleInfo(to_source(out.head), out.label, out.span, out.variables, tuple(goals), facts_at)
+    return RuleInfo(out.head_text(), out.label, out.span, out.variables, tuple(goals), facts_at)
 
 
 def _body(root: int, specs: Sequence[NodeSpec]) -> list[NodeSpec]:

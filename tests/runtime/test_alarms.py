@@ -12,6 +12,7 @@ from connectors.cli import main
 from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.explain import explain, to_json
 from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.semantics.reference import derive
 from reasoner.semantics.whynot import why_not
@@ -159,3 +160,13 @@ def test_why_not_says_the_alarm_had_not_rung() -> None:
         miss.reasons[0].message
         == "its alarm's time 5 is not later than the detection at 9: it never rings"
     )
+
+
+def test_an_alarm_rule_is_shown_as_written() -> None:
+    engine = Engine("exceptionAlarm(b(X), 1) <- a(X) WHERE X > 0.", explain=True)
+    assert engine.network().splitlines()[-1] == "rule 0: exceptionAlarm(b(X), 1) <- n1"
+    engine.push(Event.at("a", (1,), 10))
+    (rung,) = engine.advance(11)
+    shown = to_json(explain(rung))
+    assert shown["rule"]["head"] == "exceptionAlarm(b(X), 1)"
+    assert shown["from"] == [{"event": {"name": "a", "args": [1], "start": 10, "end": 10}}]
