@@ -9,10 +9,10 @@ the micro-batch's stateful step, so there the driver picks the batch's version
 written to a file of the versions folder (its derived knowledge, pickled, written aside and
 renamed; the folder, under the checkpoint, must be readable at the same path by every
 executor), the choice is appended to the folder's ``versions.jsonl`` (a batch run again after a
-crash takes the version it had), and the version's name goes to the batch's tasks as a Spark
-local property. A Python worker reads a version's file once (:func:`current`) and its engine
-takes it before the batch's first key, so every event of a batch is evaluated against the
-same version.
+crash takes the version it had; the earlier versions' files are then removed), and the
+version's name goes to the batch's tasks as a Spark local property. A Python worker reads a
+version's file once (:func:`current`) and its engine takes it before the batch's first key,
+so every event of a batch is evaluated against the same version.
 """
 
 from __future__ import annotations
@@ -71,6 +71,11 @@ class Versions:
                 log.flush()
                 os.fsync(log.fileno())
             self.chosen.append((batch, name))
+            # Spark runs again only the batch that did not finish, this one: the versions
+            # of the earlier batches are not needed any more.
+            for old in self.folder.glob("*.pickle"):
+                if old.name != name:
+                    old.unlink()
         return name
 
     def _write(self, knowledge: Knowledge) -> str:

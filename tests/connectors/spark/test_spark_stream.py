@@ -324,5 +324,8 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
             _jsonl(expected)
         )
     assert (len(expected), len(calls)) == (135, 4)
-    log = (tmp_path / "checkpoint" / "knowledge" / "versions.jsonl").read_text(encoding="utf-8")
-    assert [json.loads(line)["batch"] for line in log.splitlines()] == [0, 2]
+    folder = tmp_path / "checkpoint" / "knowledge"
+    log = [json.loads(line) for line in (folder / "versions.jsonl").read_text().splitlines()]
+    assert [item["batch"] for item in log] == [0, 2]
+    # only the version in use is kept
+    assert sorted(p.name for p in folder.iterdir()) == [log[1]["version"], "versions.jsonl"]
