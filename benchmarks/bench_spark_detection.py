@@ -75,7 +75,8 @@ CLUSTERS = (16, 64)
 
 
 def _tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) of a process and every live descendant."""
+    """CPU seconds (user + system) of a process and every live descendant, with the children
+    each has waited for (Spark's Python workers that ended, e.g. idle for a minute)."""
     tick = os.sysconf("SC_CLK_TCK")
     children: dict[int, list[int]] = {}
     stats: dict[int, list[str]] = {}
@@ -92,7 +93,7 @@ def _tree_cpu(pid: int) -> float:
     while todo:
         p = todo.pop()
         if p in stats:
-            total += (int(stats[p][11]) + int(stats[p][12])) / tick
+            total += sum(int(field) for field in stats[p][11:15]) / tick
         todo += children.get(p, [])
     return total
 

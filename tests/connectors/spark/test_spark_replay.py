@@ -102,6 +102,8 @@ def test_mesowest_replay_equals_reasoner_run(
     assert main([*argv, "--out", str(out)]) == 3
     assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
     assert _rejects(out) == _skipped(stderr) != []
+    # the executors' sorted runs (out/_runs) are gone once the output is written
+    assert sorted(p.name for p in out.iterdir()) == ["detections.jsonl", "rejects.jsonl"]
     names = {json.loads(line)["name"] for line in expected.read_text().splitlines()}
     assert ("blizzardWarning" if rules == "blizzard" else "together") in names
 
