@@ -18,53 +18,23 @@ from functools import partial
 from typing import Any, TextIO
 
 from reasoner.compiler.compile import Options, compile_program
-from reasoner.compiler.network import (
-    Clock,
-    Expand,
-    Filter,
-    Fold,
-    Guard,
-    Join,
-    Negation,
-    Network,
-    NodeSpec,
-    Output,
-    Source,
-    Union,
-    delivery_ranks,
-)
+from reasoner.compiler.network import Network, NodeSpec, Output, Source, delivery_ranks
 from reasoner.errors import EngineError, EventError
 from reasoner.knowledge.actions import Action
 from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
-from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Compound, EventRule, Program, Term, Var, Where, walk
+from reasoner.language.ast import Compound, EventRule, Program, Term, Where, walk
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.language.printer import to_source
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
-from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
-from reasoner.runtime.alarms import AlarmTimer, alarm_head
-from reasoner.runtime.conditions import condition
-from reasoner.runtime.events import Detection, Event, is_time, rejection
-from reasoner.runtime.generated import define
+from reasoner.runtime.alarms import AlarmTimer
+from reasoner.runtime.build import build_head, build_node
+from reasoner.runtime.events import Event, is_time, rejection
 from reasoner.runtime.inline import inline
-from reasoner.runtime.nodes import (
-    ClockNode,
-    ExpandNode,
-    FilterNode,
-    GuardNode,
-    JoinNode,
-    NegationNode,
-    Node,
-    Runtime,
-    SourceNode,
-    UnionNode,
-    argument_matcher,
-    dispatcher,
-)
+from reasoner.runtime.nodes import Node, Runtime, SourceNode, dispatcher
 from reasoner.values import NUMBER_TYPES, Time
 
 Callback = Callable[[Event], None]
@@ -331,7 +301,7 @@ class Engine:
         rank = delivery_ranks(network, self._compiled[1])
         self._compiled[1] += len(network.outputs)
         for spec in network.nodes:
-            node = self._node(spec, prefixes)
+            node = build_node(self, spec, prefixes)
             for position in node.wiring:
                 receiver, side = node.receivers[position], spec.sides[position]
                 self._nodes[spec.inputs[position]].connect(receiver, rank[(spec.id, side)])
@@ -343,7 +313,7 @@ class Engine:
 
             self._facts_at = written_facts(self.program)
         for index, out in enumerate(network.outputs):
-            head = self._head(out, prefixes)
+            head = build_head(self, out, prefixes)
             self._nodes[out.input].connect(head, rank[(-1 - index, 0)])
             self._outputs.append(out)
             self._heads.append(head)
@@ -384,149 +354,14 @@ class Engine:
         specs = (self._specs[i] for i in self._subtree(nodes))
         return {(s.name, len(s.args)) for s in specs if isinstance(s, Source)}
 
-    def _node(self, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
-        """The run-time node of one network node (not yet connected)."""
-        rt = self._runtime
-        match spec:
-            case Source():
-                return self._source(spec, prefixes)
-            case Clock(time=time):
-                # (a time point at ``now`` is past: events of that time were processed)
-                clock = ClockNode(spec.id, rt, time, pending=time > rt.now)
-                if time > rt.now:
-                    rt.schedule(time, clock.fire)
-                return clock
-            case Join():
-                return JoinNode(
-                    spec.id,
-                    rt,
-                    spec.op,
-                    spec.left_key,
-                    spec.right_key,
-                    spec.right_rest,
-                    len(self._specs[spec.right].variables),
-                    self._condition(spec.conditions, spec.variables, prefixes),
-                    spec.window,
-                    spec.policy,
-                    self._tie_break,
-                    self._provenance,
-                )
-            case Negation():
-                return NegationNode(
-                    spec.id,
-                    rt,
-                    spec.left_key,
-                    spec.right_key,
-                    spec.right_rest,
-                    len(self._specs[spec.left].variables),
-                    spec.blocker_key,
-                    self._condition(spec.conditions, spec.variables, prefixes),
-                    spec.window,
-                    spec.policy,
-                    self._tie_break,
-                    self._provenance,
-                )
-            case Guard():
-                return GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
-            case Union():
-                return UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
-            case Filter():
-                check = self._condition(spec.conditions, spec.variables, prefixes)
-                return FilterNode(spec.id, rt, check, spec.window)
-            case Fold(start=None):
-                return SlidingAggregateNode(
-                    spec.id, rt, spec.function, spec.value, spec.group, spec.window
-                )
-            case Fold():
-                return StartedAggregateNode(
-                    spec.id,
-                    rt,
-                    spec.function,
-                    spec.value,
-                    spec.group,
-                    spec.start_key,
-                    spec.window,
-                    spec.policy,
-                    self._tie_break,
-                    self._provenance,
-                )
-            case Expand():
-                goal = compile_goal(spec.goal, prefixes, self._actions)
-                # the input's values under this node's names (a shared input has its own)
-                inputs = spec.variables[: len(self._specs[spec.input].variables)]
-                return ExpandNode(spec.id, rt, goal, inputs, spec.variables)
-        raise TypeError(f"not a network node: {spec!r}")
-
-    def _source(self, spec: Source, prefixes: dict[str, str]) -> SourceNode:
-        test, values, constants = argument_matcher(
-            spec.args, lambda term: term_value(term, prefixes), f"c{spec.id}_"
-        )
-        node = SourceNode(spec.id, self._runtime, test, values, constants)
-        self._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
-        return node
-
-    def _condition(
-        self, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
-    ) -> Callable[[tuple[Any, ...]], bool] | None:
-        goals = [compile_goal(c, prefixes, self._actions) for c in conditions]
-        return condition(goals, names, self._runtime)
-
     def _receivers(self, name: str, arity: int) -> list[Callable[..., None]]:
         """The receivers of the sources waiting for ``name/arity`` (a list that grows as
         rules are added)."""
         return self._routes.setdefault((name, arity), [])
 
-    def _head(self, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
-        """A rule's output: builds the head event and drops duplicates; reports the rest at
-        once (in derivation order, which is the order the agenda dispatches them in) and
-        queues the ones sources wait for on the agenda. Generated, with the head arguments
-        inlined. An alarm rule's output schedules the head instead (:mod:`.alarms`)."""
-        alarm = () if out.alarm is None else (out.alarm.time,)
-        arguments, scope = _head_arguments((*out.head.args, *alarm), out.variables, prefixes)
-        scope.update(
-            name=out.head.name,
-            new=tuple.__new__,
-            kind=Detection if self._provenance else Event,
-            seen=self._seen,
-            append=self._agenda.append,
-            callbacks=self._callbacks,
-            notify=self._notify,
-            receivers=self._receivers(out.head.name, len(out.head.args)),
-            engine=self,
-            rule=out,
-            provenance=provenance,
-            runtime=self._runtime,
-            schedule=self._runtime.schedule,
-            ring=self._ring,
-        )
-        trace = ["event.sources = provenance(w)"] if self._provenance else []
-        if self._explain:
-            from reasoner.runtime.explain import Derivation, rule_info
-
-            info = self._infos[id(out)] = rule_info(out, self._specs, prefixes, self._facts_at)
-            scope.update(derivation=Derivation, info=info)
-            trace.append("event.derivation = derivation(info, v, w, runtime.knowledge)")
-        if out.alarm is not None:
-            return alarm_head(out, out.alarm.absolute, arguments, scope, trace)
-        source = (
-            "def derive(v, s, e, w):\n"
-            f"    event = new(kind, (name, {arguments}, s, e))\n"
-            "    if event in seen:\n"
-            "        engine._counts['duplicates'] += 1\n"
-            "    else:\n"
-            "        seen.add(event)\n"
-            + "".join(f"        {line}\n" for line in trace)
-            + "        engine._detected.append(event)\n"
-            "        if callbacks:\n"
-            "            notify(event)\n"
-            "        if receivers:\n"
-            "            append((event, receivers, rule))\n"
-        )
-        return define(source, f"head {out.head.name}", scope)
-
     def _ring(self, event: Event, out: Output) -> None:
         """An alarm rings (the clock is at its time): ``event`` is derived by rule ``out``,
-        as its generated head derives (:meth:`_head`)."""
+        as its generated head derives (:func:`~reasoner.runtime.build.build_head`)."""
         if event in self._seen:
             self._counts["duplicates"] += 1
             return
@@ -943,43 +778,3 @@ def _timer_node(fire: Any) -> int | None:
         return None
     node: Node = getattr(fire, "func", fire).__self__
     return node.id
-
-
-def provenance(why: Any) -> tuple[Event, ...]:
-    """The input events in a ``why`` (an event, None, or nested pairs), once each, in time
-    order; a detection stands for its own sources."""
-    found: dict[Event, None] = {}
-    todo = [why]
-    while todo:
-        item = todo.pop()
-        if item is None:
-            continue
-        if isinstance(item, Detection):
-            found.update(dict.fromkeys(item.sources))
-        elif isinstance(item, Event):
-            found[item] = None
-        else:
-            todo.extend(item)
-    return tuple(sorted(found, key=lambda event: (event[3], event[2])))
-
-
-def _head_arguments(
-    args: Sequence[Term], names: tuple[str, ...], prefixes: dict[str, str]
-) -> tuple[str, dict[str, Any]]:
-    """Python source building a head's argument tuple from the body's values ``v``
-    (arithmetic evaluated), and the names it reads."""
-    scope: dict[str, Any] = {}
-    parts = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, Var):
-            parts.append(f"v[{names.index(arg.name)}]")
-            continue
-        value = term_value(arg, prefixes)
-        if value is not None:
-            scope[f"c{i}"] = value
-            parts.append(f"c{i}")
-            continue
-        expression = compile_expression(arg, prefixes)
-        scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
-        parts.append(f"f{i}(v)")
-    return "(" + "".join(p + ", " for p in parts) + ")", scope

@@ -1,0 +1,222 @@
+"""The run-time parts of a compiled network: one node per network node, and each rule's
+head (generated Python, the head arguments inlined), wired to the engine that runs them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from reasoner.compiler.network import (
+    Clock,
+    Expand,
+    Filter,
+    Fold,
+    Guard,
+    Join,
+    Negation,
+    NodeSpec,
+    Output,
+    Source,
+    Union,
+)
+from reasoner.knowledge.goals import compile_expression, compile_goal, term_value
+from reasoner.language.ast import Term, Var
+from reasoner.runtime.aggregates import SlidingAggregateNode, StartedAggregateNode
+from reasoner.runtime.alarms import alarm_head
+from reasoner.runtime.conditions import condition
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.generated import define
+from reasoner.runtime.nodes import (
+    ClockNode,
+    ExpandNode,
+    FilterNode,
+    GuardNode,
+    JoinNode,
+    NegationNode,
+    Node,
+    SourceNode,
+    UnionNode,
+    argument_matcher,
+)
+
+if TYPE_CHECKING:
+    from reasoner.runtime.engine import Engine
+
+
+def build_node(engine: Engine, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
+    """The run-time node of one network node (not yet connected)."""
+    rt = engine._runtime
+    match spec:
+        case Source():
+            return _source(engine, spec, prefixes)
+        case Clock(time=time):
+            # (a time point at ``now`` is past: events of that time were processed)
+            clock = ClockNode(spec.id, rt, time, pending=time > rt.now)
+            if time > rt.now:
+                rt.schedule(time, clock.fire)
+            return clock
+        case Join():
+            return JoinNode(
+                spec.id,
+                rt,
+                spec.op,
+                spec.left_key,
+                spec.right_key,
+                spec.right_rest,
+                len(engine._specs[spec.right].variables),
+                _condition(engine, spec.conditions, spec.variables, prefixes),
+                spec.window,
+                spec.policy,
+                engine._tie_break,
+                engine._provenance,
+            )
+        case Negation():
+            return NegationNode(
+                spec.id,
+                rt,
+                spec.left_key,
+                spec.right_key,
+                spec.right_rest,
+                len(engine._specs[spec.left].variables),
+                spec.blocker_key,
+                _condition(engine, spec.conditions, spec.variables, prefixes),
+                spec.window,
+                spec.policy,
+                engine._tie_break,
+                engine._provenance,
+            )
+        case Guard():
+            return GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
+        case Union():
+            return UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
+        case Filter():
+            check = _condition(engine, spec.conditions, spec.variables, prefixes)
+            return FilterNode(spec.id, rt, check, spec.window)
+        case Fold(start=None):
+            return SlidingAggregateNode(
+                spec.id, rt, spec.function, spec.value, spec.group, spec.window
+            )
+        case Fold():
+            return StartedAggregateNode(
+                spec.id,
+                rt,
+                spec.function,
+                spec.value,
+                spec.group,
+                spec.start_key,
+                spec.window,
+                spec.policy,
+                engine._tie_break,
+                engine._provenance,
+            )
+        case Expand():
+            goal = compile_goal(spec.goal, prefixes, engine._actions)
+            # the input's values under this node's names (a shared input has its own)
+            inputs = spec.variables[: len(engine._specs[spec.input].variables)]
+            return ExpandNode(spec.id, rt, goal, inputs, spec.variables)
+    raise TypeError(f"not a network node: {spec!r}")
+
+
+def _source(engine: Engine, spec: Source, prefixes: dict[str, str]) -> SourceNode:
+    test, values, constants = argument_matcher(
+        spec.args, lambda term: term_value(term, prefixes), f"c{spec.id}_"
+    )
+    node = SourceNode(spec.id, engine._runtime, test, values, constants)
+    engine._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
+    return node
+
+
+def _condition(
+    engine: Engine, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
+) -> Callable[[tuple[Any, ...]], bool] | None:
+    goals = [compile_goal(c, prefixes, engine._actions) for c in conditions]
+    return condition(goals, names, engine._runtime)
+
+
+def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
+    """A rule's output: builds the head event and drops duplicates; reports the rest at
+    once (in derivation order, which is the order the agenda dispatches them in) and
+    queues the ones sources wait for on the agenda. Generated, with the head arguments
+    inlined. An alarm rule's output schedules the head instead (:mod:`.alarms`)."""
+    alarm = () if out.alarm is None else (out.alarm.time,)
+    arguments, scope = head_arguments((*out.head.args, *alarm), out.variables, prefixes)
+    scope.update(
+        name=out.head.name,
+        new=tuple.__new__,
+        kind=Detection if engine._provenance else Event,
+        seen=engine._seen,
+        append=engine._agenda.append,
+        callbacks=engine._callbacks,
+        notify=engine._notify,
+        receivers=engine._receivers(out.head.name, len(out.head.args)),
+        engine=engine,
+        rule=out,
+        provenance=provenance,
+        runtime=engine._runtime,
+        schedule=engine._runtime.schedule,
+        ring=engine._ring,
+    )
+    trace = ["event.sources = provenance(w)"] if engine._provenance else []
+    if engine._explain:
+        from reasoner.runtime.explain import Derivation, rule_info
+
+        info = engine._infos[id(out)] = rule_info(out, engine._specs, prefixes, engine._facts_at)
+        scope.update(derivation=Derivation, info=info)
+        trace.append("event.derivation = derivation(info, v, w, runtime.knowledge)")
+    if out.alarm is not None:
+        return alarm_head(out, out.alarm.absolute, arguments, scope, trace)
+    source = (
+        "def derive(v, s, e, w):\n"
+        f"    event = new(kind, (name, {arguments}, s, e))\n"
+        "    if event in seen:\n"
+        "        engine._counts['duplicates'] += 1\n"
+        "    else:\n"
+        "        seen.add(event)\n"
+        + "".join(f"        {line}\n" for line in trace)
+        + "        engine._detected.append(event)\n"
+        "        if callbacks:\n"
+        "            notify(event)\n"
+        "        if receivers:\n"
+        "            append((event, receivers, rule))\n"
+    )
+    return define(source, f"head {out.head.name}", scope)
+
+
+def head_arguments(
+    args: Sequence[Term], names: tuple[str, ...], prefixes: dict[str, str]
+) -> tuple[str, dict[str, Any]]:
+    """Python source building a head's argument tuple from the body's values ``v``
+    (arithmetic evaluated), and the names it reads."""
+    scope: dict[str, Any] = {}
+    parts = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, Var):
+            parts.append(f"v[{names.index(arg.name)}]")
+            continue
+        value = term_value(arg, prefixes)
+        if value is not None:
+            scope[f"c{i}"] = value
+            parts.append(f"c{i}")
+            continue
+        expression = compile_expression(arg, prefixes)
+        scope[f"f{i}"] = lambda values, f=expression: f(dict(zip(names, values, strict=True)))
+        parts.append(f"f{i}(v)")
+    return "(" + "".join(p + ", " for p in parts) + ")", scope
+
+
+def provenance(why: Any) -> tuple[Event, ...]:
+    """The input events in a ``why`` (an event, None, or nested pairs), once each, in time
+    order; a detection stands for its own sources."""
+    found: dict[Event, None] = {}
+    todo = [why]
+    while todo:
+        item = todo.pop()
+        if item is None:
+            continue
+        if isinstance(item, Detection):
+            found.update(dict.fromkeys(item.sources))
+        elif isinstance(item, Event):
+            found[item] = None
+        else:
+            todo.extend(item)
+    return tuple(sorted(found, key=lambda event: (event[3], event[2])))
