@@ -25,16 +25,16 @@ from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Compound, EventRule, Program, Term, Where, walk
+from reasoner.language.ast import EventRule, Program
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
-from reasoner.language.printer import to_source
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.alarms import AlarmTimer
 from reasoner.runtime.build import build_head, build_node
 from reasoner.runtime.events import Event, is_time, rejection
 from reasoner.runtime.inline import inline
 from reasoner.runtime.nodes import Node, Runtime, SourceNode, dispatcher
+from reasoner.runtime.rulechanges import quoted, refuse_static_changes, select_rules
 from reasoner.values import NUMBER_TYPES, Time
 
 Callback = Callable[[Event], None]
@@ -183,7 +183,7 @@ class Engine:
         """
         program = load_rules(rules)
         if not self._own_facts:
-            _refuse_static_changes(program)
+            refuse_static_changes(program)
         if self._in_callback:
             self._deferred.append(partial(self.add_rules, program))
             return
@@ -212,7 +212,7 @@ class Engine:
         """
         selected = select_rules(self.program.event_rules, which)
         if not selected:
-            raise EngineError(f"no rule is labelled or derives {_quoted(which)}")
+            raise EngineError(f"no rule is labelled or derives {quoted(which)}")
         if self._in_callback:
             self._deferred.append(partial(self.remove_rules, which))
             return tuple(selected)
@@ -387,7 +387,7 @@ class Engine:
         ``KnowledgeBase.snapshot()``). Takes effect between two events, never inside one.
         Raises EngineError, changing nothing, when a rule changes the program's static rules
         (``ins_static_rule``): those changes need the program's own knowledge."""
-        _refuse_static_changes(self.program)
+        refuse_static_changes(self.program)
         self._own_facts = False
         self._runtime.knowledge = knowledge
 
@@ -719,56 +719,6 @@ class Engine:
                 seen.add(node_id)
                 todo.extend(self._specs[node_id].inputs)
         return seen
-
-
-def select_rules(rules: Sequence[EventRule], which: str | EventRule) -> list[EventRule]:
-    """The rules ``which`` names (see :meth:`Engine.remove_rules`).
-
-    >>> rules = load_rules("r1 'rule:' c <- a. d(X) <- b(X). r1 'rule:' e <- b(1).").event_rules
-    >>> [to_source(r.head) for r in select_rules(rules, "r1")]
-    ['c', 'e']
-    >>> [to_source(r.head) for r in select_rules(rules, "d/1")]
-    ['d(X)']
-    >>> [to_source(r.head) for r in select_rules(rules, "c <- a.")]
-    []
-    """
-    if isinstance(which, EventRule) or "<-" in which:
-        wanted = load_rules(which).event_rules if isinstance(which, str) else (which,)
-        return [rule for rule in rules if rule in wanted]
-    labelled = [rule for rule in rules if rule.label == which]
-    if labelled:
-        return labelled
-    name, slash, arity = which.rpartition("/")
-    if slash and arity.isdigit():
-        return [r for r in rules if r.head.name == name and len(r.head.args) == int(arity)]
-    return [rule for rule in rules if rule.head.name == which]
-
-
-def _refuse_static_changes(program: Program) -> None:
-    """EngineError naming the first rule of ``program`` whose action changes static rules
-    (``ins_static_rule``, ``del_static_rule``): an engine asking knowledge it was given
-    cannot make them."""
-    for rule in program.event_rules:
-        for pattern in walk(rule.body):
-            if isinstance(pattern, Where) and _changes_static(pattern.condition):
-                raise EngineError(
-                    f"{rule.span or to_source(rule.head)}: ins_static_rule and "
-                    "del_static_rule change the program's own facts and rules; this engine "
-                    "asks knowledge it was given"
-                )
-
-
-def _changes_static(goal: Term) -> bool:
-    match goal:
-        case Compound("do", (Compound(name, (_,)),)) if name.endswith("_static_rule"):
-            return True
-        case Compound(_, args):
-            return any(_changes_static(a) for a in args)
-    return False
-
-
-def _quoted(which: str | EventRule) -> str:
-    return repr(which) if isinstance(which, str) else repr(to_source(which))
 
 
 def _timer_node(fire: Any) -> int | None:
