@@ -277,8 +277,6 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("give rule files, or a query with --query")
     if args.only and args.query is not None:
         raise ReasonerError("--only does not go with --query: the query's results are written")
-    if args.until is not None and args.workers is not None:
-        raise ReasonerError("--until does not work with --workers yet")
     watcher = _watcher(args)  # (first: it notes the files' times before it reads them)
     if watcher is not None:
         program = watcher.program()
@@ -402,7 +400,8 @@ def run(args: argparse.Namespace) -> int:
             final = [] if interrupted or stopped else engine.flush()
             if args.until is not None and not (interrupted or stopped):
                 until = int(args.until) if args.until.is_integer() else args.until
-                final += engine.advance(until) if until > engine.now else []  # type: ignore[union-attr]
+                if until > engine.now:  # (with --workers, what ends at T is final at flush)
+                    final += engine.advance(until) + engine.flush()
             publish(final)
             counts["written"] += _write(writer, pending + final, only)
     except BrokenPipeError:

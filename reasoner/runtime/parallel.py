@@ -34,7 +34,7 @@ from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats
-from reasoner.runtime.events import Detection, Event, rejection
+from reasoner.runtime.events import Detection, Event, is_time, rejection
 from reasoner.values import NUMBER_TYPES
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
@@ -233,6 +233,28 @@ class ParallelEngine:
         out += self._final(self._pending)
         self._pending = []
         return out
+
+    def advance(self, time: Any) -> list[Event]:
+        """Move every engine's clock to ``time`` without an event, as
+        :meth:`Engine.advance <reasoner.runtime.engine.Engine.advance>` (time points,
+        aggregate windows and alarms due by then fire); return the detections that became
+        final (those ending at ``time`` wait for the next event or :meth:`flush`). With a
+        lateness bound, :meth:`flush` first."""
+        if not is_time(time):
+            raise EventError(f"time must be a non-negative number, not {time!r}")
+        if time < self._now:
+            raise EventError(f"cannot move the clock back from {self._now} to {time}")
+        if self._buffer:
+            raise EngineError("events wait in the lateness buffer: flush before advance")
+        self._now = time
+        out = self._cycle()
+        return out + self._collect()
+
+    @property
+    def now(self) -> Any:
+        """The end of the last event processed, or the time last advanced to (-infinity
+        before either)."""
+        return self._now
 
     def run(self, events: Iterable[Event]) -> Iterator[Event]:
         """Push every event and yield the detections as they become final (then flush)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from connectors.cli import main
+from reasoner.errors import EngineError, EventError
 from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -170,3 +171,57 @@ def test_an_alarm_rule_is_shown_as_written() -> None:
     shown = to_json(explain(rung))
     assert shown["rule"]["head"] == "exceptionAlarm(b(X), 1)"
     assert shown["from"] == [{"event": {"name": "a", "args": [1], "start": 10, "end": 10}}]
+
+
+PARALLEL_RULES = "exceptionAlarm(b(X), 1) <- a(X).\nc(X) <- b(X) SEQ a(X).\ne <- b(1) AND b(2)."
+PARALLEL_STREAM = [Event.at("a", (1,), 10), Event.at("a", (2,), 10.5)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_advance_rings_the_alarms_after_the_stream(workers: int) -> None:
+    # b(1) rings at 11, b(2) at 11.5 (the stream ends at 10.5); e from the remainder at 11.5
+    expected = [Event("b", (1,), 10, 11), Event("e", (), 10, 11.5), Event("b", (2,), 10.5, 11.5)]
+    single = Engine(PARALLEL_RULES)
+    found = [d for event in PARALLEL_STREAM for d in single.push(event)] + single.advance(20)
+    assert event_order(found) == expected
+    with ParallelEngine(PARALLEL_RULES, workers=workers, batch=1) as engine:
+        assert [d for event in PARALLEL_STREAM for d in engine.push(event)] == []
+        assert engine.flush() == []
+        assert engine.advance(11.2) == [expected[0]]  # (what ends at 11.2 waits for flush)
+        assert engine.now == 11.2
+        assert engine.advance(20) + engine.flush() == expected[1:]
+        with pytest.raises(EventError, match="cannot move the clock back from 20 to 19"):
+            engine.advance(19)
+
+
+def test_parallel_advance_waits_for_the_lateness_buffer() -> None:
+    with ParallelEngine(PARALLEL_RULES, workers=2, lateness=1) as engine:
+        engine.push(PARALLEL_STREAM[0])
+        with pytest.raises(EngineError, match="flush before advance"):
+            engine.advance(20)
+        assert engine.flush() == []
+        assert engine.advance(20) + engine.flush() == [
+            Event("b", (1,), 10, 11),
+        ]
+
+
+def test_reasoner_run_until_with_workers_writes_what_one_process_derives(tmp_path: Path) -> None:
+    rules, events = tmp_path / "alarm.event", tmp_path / "events.jsonl"
+    rules.write_text(PARALLEL_RULES, encoding="utf-8")
+    events.write_text(
+        '{"name": "a", "args": [1], "time": 10}\n{"name": "a", "args": [2], "time": 10.5}\n',
+        encoding="utf-8",
+    )
+    written = []
+    for workers in ((), ("--workers", "1"), ("--workers", "2")):
+        out = tmp_path / "out.jsonl"
+        argv = ["run", str(rules), "--events", str(events), "--output", str(out), *workers]
+        assert main([*argv, "--until", "20"]) == 0
+        written.append(out.read_bytes())
+    b1 = {"name": "b", "args": [1], "start": 10, "end": 11}
+    b2 = {"name": "b", "args": [2], "start": 10.5, "end": 11.5}
+    e = {"name": "e", "args": [], "start": 10, "end": 11.5}
+    # one process writes in derivation order, --workers in the defined order (end, start, ...)
+    assert [json.loads(line) for line in written[0].decode().splitlines()] == [b1, b2, e]
+    assert written[1] == written[2]
+    assert [json.loads(line) for line in written[1].decode().splitlines()] == [b1, e, b2]
