@@ -9,10 +9,14 @@ occurrences under the unrestricted policy (the other policies would consume or r
 one partition only).
 
 The rules that are not keyed form the *global remainder*: they run after the keyed stage, on
-the events it derives (and on the input events they read themselves). A keyed rule feeding a
-global rule that reads in arrival order (``recent``, ``chronological``, an aggregate) runs in
-the global stage too: one engine interleaves the two stages' derivations of one input event,
-which the stages apart cannot reproduce. A rule may declare its
+the events it derives (and on the input events they read themselves), in one engine's order
+(:mod:`reasoner.runtime.stages` places every derived event in its input event's derivation
+tree). When a global rule reads in arrival order (``recent``, ``chronological``, an
+aggregate), two kinds of keyed rules run in the global stage too, where that placing cannot
+be exact: a rule that may derive when a timer fires (a time point, an aggregate's time
+window: its events have no input event), if it feeds such a rule; and a rule sharing a
+network node (other than a source) with a global rule (one dispatch would then derive for
+both stages). A rule may declare its
 key, ``[property(partition_key, K)]``, where the analysis cannot see that its occurrences
 share it (e.g. a WHERE condition equating two variables): its operators are then trusted.
 
@@ -26,7 +30,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
 
-from reasoner.compiler.compile import apply_properties
+from reasoner.compiler.compile import Options, apply_properties, compile_program
+from reasoner.compiler.network import Clock, Source
 from reasoner.language.aggregates import group_variables
 from reasoner.language.ast import (
     Aggregate,
@@ -139,9 +144,10 @@ def analyse(program: Program, policy: str = "unrestricted") -> Partitioning:
     derived = {(r.head.name, len(r.head.args)) for r in rules}
     inputs = sorted({t for r in rules for t in _atom_types(r.body)} - derived)
     candidates = [sorted(_candidates(rules, t)) + [None] for t in inputs]
+    users = _Users(program, policy)
     best: _Result | None = None
-    for choice in _assignments(candidates, rules, inputs, policy):
-        result = _evaluate(rules, dict(zip(inputs, choice, strict=True)), policy)
+    for choice in _assignments(candidates, rules, inputs, policy, users):
+        result = _evaluate(rules, dict(zip(inputs, choice, strict=True)), policy, users)
         if best is None or len(result.keyed) > len(best.keyed):
             best = result
     assert best is not None
@@ -171,6 +177,7 @@ def _assignments(
     rules: tuple[EventRule, ...],
     inputs: list[EventType],
     policy: str,
+    users: _Users,
 ) -> Iterator[tuple[int | None, ...]]:
     """Every assignment of candidate positions, or, when there are too many, one: each type
     in turn takes its best position given the others'."""
@@ -186,7 +193,7 @@ def _assignments(
         for option in options:
             choice[k] = option
             keys = dict(zip(inputs, choice, strict=True))
-            scores.append(len(_evaluate(rules, keys, policy).keyed))
+            scores.append(len(_evaluate(rules, keys, policy, users).keyed))
         choice[k] = options[scores.index(max(scores))]
     yield tuple(choice)
 
@@ -209,7 +216,10 @@ def _candidates(rules: tuple[EventRule, ...], event_type: EventType) -> set[int]
 
 
 def _evaluate(
-    rules: tuple[EventRule, ...], inputs: Mapping[EventType, int | None], policy: str
+    rules: tuple[EventRule, ...],
+    inputs: Mapping[EventType, int | None],
+    policy: str,
+    users: _Users,
 ) -> _Result:
     """Which rules are keyed when the input types have these key positions: derived types
     take the position their producers' heads give the key (a greatest fixpoint: a rule
@@ -232,7 +242,7 @@ def _evaluate(
     blockers: dict[int, Blocker] = {}
     keyed = set(range(len(rules)))
     changed = True
-    while changed or (demoted := _ordered_feeders(rules, keyed, policy)):
+    while changed or (demoted := _ordered_feeders(rules, keyed, policy, users)):
         if not changed:  # keyed rules feeding a global rule that reads in arrival order
             for i, blocked in demoted.items():
                 blockers[i] = blocked
@@ -261,41 +271,104 @@ def _evaluate(
     return _Result(final, keyed, blockers)
 
 
+class _Users:
+    """Which rules use each network node other than a source or a time point (computed on
+    first use: compiling costs more than the analysis)."""
+
+    def __init__(self, program: Program, policy: str) -> None:
+        self._program, self._policy = program, policy
+        self._nodes: list[set[int]] | None = None
+
+    def nodes(self, rule: int) -> set[int]:
+        if self._nodes is None:
+            network = compile_program(self._program, Options(self._policy))
+            specs = {spec.id: spec for spec in network.nodes}
+            self._nodes = [set() for _ in self._program.event_rules]
+            for out in network.outputs:
+                used = self._nodes[out.rule]
+                stack = [out.input]
+                while stack:
+                    spec = specs[stack.pop()]
+                    if spec.id not in used and not isinstance(spec, Source | Clock):
+                        used.add(spec.id)
+                        stack.extend(spec.inputs)
+        return self._nodes[rule]
+
+
 def _ordered_feeders(
-    rules: tuple[EventRule, ...], keyed: set[int], policy: str
+    rules: tuple[EventRule, ...], keyed: set[int], policy: str, users: _Users
 ) -> dict[int, Blocker]:
-    """The keyed rules deriving events that a global rule reads in arrival order (under
-    ``recent`` or ``chronological``, or into an aggregate), directly or through other global
-    rules. One engine interleaves the derivations of one input event between the two stages;
-    the stages apart cannot, so such rules run in the global stage too, which then sees its
-    events exactly as one engine does."""
+    """The keyed rules that must run in the global stage because a global rule reads in
+    arrival order (under ``recent`` or ``chronological``, or into an aggregate): those that
+    may derive when a timer fires and feed it (directly or through other rules: such events
+    have no input event whose derivation tree places them), and those sharing a network
+    node with a global rule (one dispatch then derives for both stages)."""
     heads = [(r.head.name, len(r.head.args)) for r in rules]
     reasons: dict[int, tuple[int, str]] = {}
     for i, rule in enumerate(rules):
         reason = _order_reason(rule, policy)
         if i not in keyed and reason is not None:
             reasons[i] = (i, reason)
+    if not reasons:
+        return {}
     grown = True
-    while grown:  # global rules feeding an ordered global rule inherit its reason
+    while grown:  # rules feeding an ordered global rule inherit its reason
         read = {t: why for j, why in reasons.items() for t in _atom_types(rules[j].body)}
         grown = False
         for i in range(len(rules)):
-            if i not in keyed and i not in reasons and heads[i] in read:
+            if i not in reasons and heads[i] in read:
                 reasons[i] = read[heads[i]]
                 grown = True
-    read = {t: why for j, why in reasons.items() for t in _atom_types(rules[j].body)}
+    timed = _timed(rules, keyed)
     out: dict[int, Blocker] = {}
     for i in sorted(keyed):
-        if heads[i] in read:
-            j, reason = read[heads[i]]
+        if i in reasons and i in timed:
+            j, reason = reasons[i]
             out[i] = Blocker(
                 _name(rules[i], i),
                 "feeds",
-                f"global {_label(rules[j], j)} reads its events {reason}: they must reach it "
-                "in one engine's order, so it runs in the global stage too",
+                f"global {_label(rules[j], j)} reads its events {reason}, and it may derive "
+                f"when a timer fires ({timed[i]}): such events cannot be placed in one "
+                "engine's order, so it runs in the global stage too",
                 rules[i].span,
             )
+            continue
+        for j in sorted(set(range(len(rules))) - keyed):
+            if users.nodes(i) & users.nodes(j):
+                out[i] = Blocker(
+                    _name(rules[i], i),
+                    "shares",
+                    f"a network node with global {_label(rules[j], j)}: one dispatch would "
+                    "derive for both stages, and a global rule reads in arrival order, so it "
+                    "runs in the global stage too",
+                    rules[i].span,
+                )
+                break
     return out
+
+
+def _timed(rules: tuple[EventRule, ...], keyed: set[int]) -> dict[int, str]:
+    """The keyed rules that may derive when a timer fires, and why: a time point or an
+    aggregate's time window in the body, or reading what such a rule derives."""
+    timed: dict[int, str] = {}
+    for i in keyed:
+        for q in walk(rules[i].body):
+            if isinstance(q, TimePoint):
+                timed[i] = f"time point {to_source(q)}"
+            elif isinstance(q, Aggregate) and q.window is not None and q.window[0] == "time":
+                timed[i] = "an aggregate's time window"
+    grown = True
+    while grown:
+        derived = {(rules[i].head.name, len(rules[i].head.args)): i for i in timed}
+        grown = False
+        for i in keyed - timed.keys():
+            for t in _atom_types(rules[i].body):
+                if t in derived:
+                    j = derived[t]
+                    timed[i] = f"it reads {t[0]}/{t[1]}, derived by rule {_name(rules[j], j)}"
+                    grown = True
+                    break
+    return timed
 
 
 def _order_reason(rule: EventRule, policy: str) -> str | None:

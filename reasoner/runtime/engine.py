@@ -90,6 +90,9 @@ class Engine:
     ([], [Event(name='c', args=(), start=1, end=2)])
     """
 
+    #: Whether dispatches record where each parent's derivations end (:meth:`_mark`).
+    _marking = False
+
     def __init__(
         self,
         rules: Rules,
@@ -149,6 +152,7 @@ class Engine:
         # the events of the current time point (events are tuples: they hash in C)
         self._seen: set[Event] = set()
         self._detected: list[Event] = []
+        self._marks: list[tuple[Any, int]] = []  # with _marking: (edge key, derived so far)
         self._counts = {
             "events_in": 0,
             "detections": 0,
@@ -340,7 +344,8 @@ class Engine:
             # One function per event type, the network above its sources fused into it
             # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
             sources = self._source_nodes.get((name, arity), [])
-            fused = [inline(dispatcher(sources), f"{name}/{arity}")] if sources else []
+            mark = self._mark if self._marking else None
+            fused = [inline(dispatcher(sources, mark), f"{name}/{arity}")] if sources else []
             self._receivers(name, arity)[:] = fused
             if not sources and (name, arity) not in self._producers:
                 # no rule reads or derives it any more: its events count as unread
@@ -612,6 +617,11 @@ class Engine:
             why = event if trace else None
             for receive in receivers:
                 receive(args, start, end, why)
+
+    def _mark(self, edge: Any) -> None:
+        """Record, in a marking dispatch, that a dispatch starts (``edge`` None) or that the
+        parent at ``edge`` returned: how many events the current push derived so far."""
+        self._marks.append((edge, len(self._detected)))
 
     def _notify(self, event: Event) -> None:
         """Call the callbacks registered for ``event``'s name, then those for every event."""

@@ -239,21 +239,24 @@ def argument_matcher(
     return " and ".join(tests), values, constants
 
 
-def dispatcher(sources: Sequence[SourceNode]) -> Emit:
+def dispatcher(sources: Sequence[SourceNode], mark: Callable[[Any], None] | None = None) -> Emit:
     """One function ``dispatch(args, start, end, why)`` for an event name/arity: every
     source's test inlined, its parents called directly, all in delivery order.
 
     Its globals are named by the sources' places in it (parent ``k`` of the ``j``-th source
     ``p<j>_<k>``, its constants ``c<j>_<n>``), not by node ids: the dispatchers of many rules
-    of one shape have one source, which :func:`~reasoner.runtime.inline.inline` fuses once."""
+    of one shape have one source, which :func:`~reasoner.runtime.inline.inline` fuses once.
+
+    With ``mark``, the dispatch calls ``mark(None)`` first and ``mark(edge_key(rank))`` after
+    each parent, so that what each parent derived can be told apart (the parallel stages)."""
     edges = [(rank, source, k, parent) for source in sources
              for k, (rank, parent) in enumerate(source.parents)]  # fmt: skip
     edges.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep their order
-    scope: dict[str, Any] = {}
-    lines = ["def dispatch(a, s, e, w):", "    pass"]
+    scope: dict[str, Any] = {"mark": mark} if mark else {}
+    lines = ["def dispatch(a, s, e, w):", "    mark(None)" if mark else "    pass"]
     previous = None
     placed: dict[int, tuple[int, str, str]] = {}  # source id -> its place, test, values
-    for _, source, k, parent in edges:
+    for rank, source, k, parent in edges:
         if source.id not in placed:
             test, values, constants = _placed(source, len(placed))
             placed[source.id] = (len(placed), test, values)
@@ -269,7 +272,16 @@ def dispatcher(sources: Sequence[SourceNode]) -> Emit:
             previous = source
         scope[f"p{j}_{k}"] = parent
         lines.append(f"{pad}p{j}_{k}({argument}, s, e, w)")
+        if mark:
+            scope[f"k{j}_{k}"] = edge_key(rank)
+            lines.append(f"{pad}mark(k{j}_{k})")
     return define("\n".join(lines) + "\n", "dispatch", scope)
+
+
+def edge_key(rank: Rank) -> tuple[Any, ...]:
+    """A delivery rank as a key sorting in delivery order (ascending): ranks are tuples of
+    one to three numbers, compared as if padded with -infinity, highest first."""
+    return tuple(-x for x in (*rank, -INF, -INF)[:3])
 
 
 def _placed(source: SourceNode, j: int) -> tuple[str, str, dict[str, Any]]:

@@ -35,6 +35,7 @@ from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, is_time, rejection
+from reasoner.runtime.stages import GlobalStage, Path, StageEngine, positions
 from reasoner.values import NUMBER_TYPES
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
@@ -92,9 +93,9 @@ class ParallelEngine:
         }
         if explain:  # (counted in snapshots only when on, as for Engine)
             options["explain"] = True
-        keyed, remainder = self.partitioning.stages(program)
-        if not self.partitioning.partitioned:
-            remainder, workers = program, 0
+        partitioning = self.partitioning
+        if not partitioning.partitioned:
+            workers = 0
         self.workers = workers
         self._keys = self.partitioning.key_positions()
         self._reads = set(self.partitioning.reads) if workers else set()
@@ -107,15 +108,20 @@ class ParallelEngine:
             knowledge = lambda: facts  # noqa: E731
         # The global remainder. The router applies the lateness bound; derived events may
         # last longer than max_span (which only frees memory earlier).
-        self._global = (
-            Engine(
-                remainder,
+        self._global: Engine | None = None
+        if not workers:
+            self._global = Engine(program, knowledge=knowledge(), **options)
+        elif partitioning.remainder:
+            self._global = GlobalStage(
+                program,
+                partitioning.remainder,
                 knowledge=knowledge(),
-                **{**options, "max_span": max_span if not workers else None},
+                **{**options, "max_span": None},
             )
-            if remainder.event_rules or not workers
-            else None
-        )
+        derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
+        # the keyed stage: the program, its rules' indexes, whether it marks positions
+        # (when the global stage reads what it derives)
+        stage = (program, partitioning.keyed, bool(self._reads & derived_types))
         #: With explain: the rules of both stages (the keyed stage's first, at the places the
         #: workers name them), to read the workers' derivations and to write all in snapshots.
         self._rules: checkpoint.Derivations | None = None
@@ -123,14 +129,14 @@ class ParallelEngine:
             engines = [] if self._global is None else [self._global]
             if workers:
                 base = engines[0]._runtime.knowledge if engines else knowledge()
-                engines.insert(0, Engine(keyed, knowledge=base, **options))
+                engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
             self._rules = checkpoint.Derivations.of(*engines)
         self._batch = batch
         self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
         self._processes: list[Any] = []
         if workers:
-            self._start(keyed, options, knowledge, self._reads)
+            self._start(stage, options, knowledge, self._reads)
         self._owner: dict[Any, int] = {}  # key value -> worker
         self._now: Any = -math.inf  # the end of the last event released
         self._latest: Any = -math.inf
@@ -148,7 +154,7 @@ class ParallelEngine:
 
     def _start(
         self,
-        program: Program,
+        stage: tuple[Program, tuple[int, ...], bool],
         options: dict[str, Any],
         knowledge: Callable[[], Knowledge],
         reads: set[tuple[str, int]],
@@ -161,7 +167,7 @@ class ParallelEngine:
             inherited = [here, *self._connections]
             process = context.Process(
                 target=_work,
-                args=(there, inherited, program, options, knowledge, reads),
+                args=(there, inherited, stage, options, knowledge, reads),
                 daemon=True,
             )
             process.start()
@@ -326,16 +332,19 @@ class ParallelEngine:
         until, raw = self._flight
         self._flight = None
         rows = self._pending[:]
-        derived: list[tuple[int, list[Event]]] = []
+        derived: list[Derived] = []
         for connection in self._connections:
             run, feed = _answer(connection)
             rows += [(key, revive(d, self._rules)) for key, d in run]
-            derived += [(seq, [revive(d, self._rules) for d in plain]) for seq, plain in feed]
-        if self._global is not None:
-            engine = self._global
-            found: list[Event] = []
-            for event in remainder_input(raw, derived, self._reads):
-                found += engine.push(event)
+            derived += [
+                (seq, [revive(d, self._rules) for d in plain], paths) for seq, plain, paths in feed
+            ]
+        engine = self._global
+        if engine is not None:
+            if isinstance(engine, GlobalStage):
+                found = run_global(engine, raw, derived, self._reads)
+            else:
+                found = [d for _, event in raw for d in engine.push(event)]
             found += engine.advance(until)
             rows += sorted(((order_key(d), d) for d in found), key=_first)
         rows.sort(key=_first)
@@ -431,32 +440,52 @@ class ParallelEngine:
         return final
 
 
-def remainder_input(
+#: What the keyed stage derived from one input event, by its sequence number (-1: fired by
+#: timers): the detections in derivation order and their positions (:mod:`stages`; None:
+#: not recorded, or fired by timers).
+Derived = tuple[int, list[Any], list[Path] | None]
+
+
+def run_global(
+    engine: GlobalStage,
     raw: Iterable[tuple[int, Event]],
-    derived: Iterable[tuple[int, list[Event]]],
+    derived: Iterable[Derived],
     reads: set[tuple[str, int]],
-) -> Iterator[Event]:
-    """What the global remainder reads, in the single engine's order: the input events it
-    reads, ``(seq, event)`` in the stream's order, merged with the keyed stage's detections,
-    ``(seq, detections)`` per input event's sequence number (-1: of timers), as
-    :func:`run_batch` gives them."""
-    # (end, seq, 0) an input event; (end, seq, 1, index) what derives from it;
-    # (end, -1, 1, order) what timers derive
-    inputs = ((e[3], seq, 0, 0, e) for seq, e in raw)
-    feed = sorted(
-        (
-            (d[3], seq, 1, index if seq >= 0 else order_key(d), d)
-            for seq, detections in derived
-            for index, d in enumerate(detections)
-            if (d[0], len(d[1])) in reads
-        ),
-        key=_feed_order,
-    )
-    return (item[4] for item in heapq.merge(inputs, feed, key=_feed_order))
+) -> list[Event]:
+    """Run the global stage on the input events it reads, ``(seq, event)``, and on what the
+    keyed stage derived (as :func:`run_batch` gives it, the events revived), in the single
+    engine's order: by time, then input event, each input event's derivation tree in its
+    FIFO order (:meth:`GlobalStage.push_tree`); what timers derived comes before the input
+    events of its time, in the defined order. Returns the global stage's detections."""
+    roots = {seq: event for seq, event in raw}
+    trees: dict[int, list[tuple[Path, Event]]] = {}
+    steps: list[tuple[Any, ...]] = []  # (end, seq, order key, event) of timers' events
+    for seq, detections, paths in derived:
+        if seq < 0 or paths is None:
+            steps += [(d[3], -1, order_key(d), d) for d in detections if _type(d) in reads]
+        else:
+            tree = [(p, d) for p, d in zip(paths, detections, strict=True) if _type(d) in reads]
+            if tree:
+                trees[seq] = tree
+    for seq in roots.keys() | trees.keys():
+        root = roots.get(seq)
+        steps.append(((trees[seq][0][1] if root is None else root)[3], seq, ()))
+    steps.sort(key=_step_order)
+    found: list[Event] = []
+    for step in steps:
+        if step[1] < 0:
+            found += engine.push_tree(step[3], step[0], ())
+        else:
+            found += engine.push_tree(roots.get(step[1]), step[0], trees.get(step[1], ()))
+    return found
 
 
-def _feed_order(item: tuple[Any, ...]) -> tuple[Any, ...]:
-    return item[:4]
+def _step_order(step: tuple[Any, ...]) -> tuple[Any, ...]:
+    return step[:3]
+
+
+def _type(event: tuple[Any, ...]) -> tuple[str, int]:
+    return event[0], len(event[1])
 
 
 _first = itemgetter(0)
@@ -495,15 +524,17 @@ def _answer(connection: Connection) -> Any:
 def _work(
     connection: Connection,
     inherited: list[Connection],
-    program: Program,
+    stage: tuple[Program, tuple[int, ...], bool],
     options: dict[str, Any],
     knowledge: Callable[[], Knowledge],
     reads: set[tuple[str, int]],
 ) -> None:
-    """A worker: runs the keyed rules on the batches it receives, until the router is gone."""
+    """A worker: runs the keyed rules (``stage``: the program, the keyed rules' indexes,
+    whether to mark positions) on the batches it receives, until the router is gone."""
     for router_end in inherited:
         router_end.close()
-    engine = Engine(program, knowledge=knowledge(), **options)
+    program, keep, marking = stage
+    engine = StageEngine(program, keep, marking=marking, knowledge=knowledge(), **options)
     checked: bytes | None = None
     while True:
         try:
@@ -520,7 +551,9 @@ def _work(
                 answer = engine.snapshot()
             elif kind == "check":
                 checked = message[1]
-                probe = Engine(program, knowledge=engine._runtime.knowledge, **options)
+                probe = StageEngine(
+                    program, keep, marking=marking, knowledge=engine._runtime.knowledge, **options
+                )
                 probe.restore(checked)
                 answer = None
             elif kind == "restore":
@@ -536,39 +569,40 @@ def _work(
         connection.send(("ok", answer))
 
 
-def run_batch(
-    engine: Engine, batch: list[tuple[Any, ...]], until: Any
-) -> list[tuple[int, list[tuple[Any, ...]]]]:
+def run_batch(engine: Engine, batch: list[tuple[Any, ...]], until: Any) -> list[Derived]:
     """Push a batch of ``(seq, name, args, start, end)``; the detections (as plain tuples) per
     input event's sequence number (-1: of timers that fired before it), then the timers up
-    to ``until``."""
-    out: list[tuple[int, list[tuple[Any, ...]]]] = []
+    to ``until``; with their positions when the engine marks them (:func:`positions`)."""
+    out: list[Derived] = []
     new, clock, push = tuple.__new__, engine._runtime, engine.push
     rules = checkpoint.Derivations.of(engine)
+    marking, marks = engine._marking, engine._marks
     for seq, name, args, start, end in batch:
         if end > clock.now:
             fired = engine.advance(end)
             if fired:
-                out.append((-1, [plain(d, rules) for d in fired]))
+                out.append((-1, [plain(d, rules) for d in fired], None))
+        marks.clear()
         detections = push(new(Event, (name, args, start, end)))
         if detections:
-            out.append((seq, [plain(d, rules) for d in detections]))
+            paths = positions(engine, detections) if marking else None
+            out.append((seq, [plain(d, rules) for d in detections], paths))
     if until > engine.now:
         fired = engine.advance(until)
         if fired:
-            out.append((-1, [plain(d, rules) for d in fired]))
+            out.append((-1, [plain(d, rules) for d in fired], None))
     return out
 
 
 def ordered_batch(
     engine: Engine, batch: list[tuple[Any, ...]], until: Any, reads: set[tuple[str, int]]
-) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[tuple[int, list[tuple[Any, ...]]]]]:
+) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived]]:
     """:func:`run_batch` for the router: the detections in the defined order, as
     ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
     derived in), and the ``(seq, detections)`` of :func:`run_batch` that hold an event of
     a type in ``reads`` (what the global remainder reads)."""
     derived = run_batch(engine, batch, until)
-    run = sorted(((order_key(d), d) for _, plain in derived for d in plain), key=_first)
+    run = sorted(((order_key(d), d) for _, plain, _ in derived for d in plain), key=_first)
     feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
     return run, feed
 

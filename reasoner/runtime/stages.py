@@ -1,0 +1,153 @@
+"""The two stages of a partitioned program, placed in one engine's order (docs/scale-out.md).
+
+One engine dispatches what an input event derives first in, first out: it visits the event's
+derivation tree breadth first. Within one dispatch, an event reaches its rules' network edges
+in delivery order (the ranks of :func:`reasoner.compiler.network.delivery_ranks`), and each
+edge derives its events one after the other. So a derived event's *position* is its path from
+the input event, one step per generation: the key of the edge that derived it and its place
+among what the dispatch derived; the single engine dispatches in the order of (depth, path).
+
+Both stages are built from the whole program, each with the other stage's rules removed, so
+their edges carry the whole program's ranks; their dispatches mark where each edge's
+derivations end. The keyed stage sends every derived event with its :func:`positions`; the
+global stage (:meth:`GlobalStage.push_tree`) dispatches those among its own derivations by
+position. This is exact when no edge derives for both stages: the partition analysis keeps a
+keyed rule that shares a network node (other than a source) with a global rule, or that may
+derive when a timer fires (time points, aggregate windows), out of the keyed stage whenever
+a global rule reads in arrival order (:mod:`reasoner.compiler.partition`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import count
+from typing import Any
+
+from reasoner.language.ast import Program
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+
+#: A derived event's place in its input event's derivation tree: per generation, the key of
+#: the edge that derived it and its index among what that push derived.
+Path = tuple[tuple[Any, int], ...]
+
+
+class StageEngine(Engine):
+    """An engine running the rules ``keep`` (indexes into ``program.event_rules``) of
+    ``program``: the network and delivery ranks of the whole program, the other rules
+    removed. With ``marking``, dispatches mark their edges (:func:`positions`).
+    Other arguments as for :class:`~reasoner.runtime.engine.Engine`."""
+
+    def __init__(
+        self, program: Program, keep: Sequence[int], *, marking: bool, **options: Any
+    ) -> None:
+        super().__init__(program, **options)
+        kept = {id(program.event_rules[i]) for i in keep}
+        for rule in program.event_rules:
+            if id(rule) not in kept and rule in self.program.event_rules:
+                self.remove_rules(rule)
+        if marking:
+            self._marking = True
+            self._rewire(i for i in range(len(self._nodes)) if i not in self._removed)
+
+
+def positions(engine: Engine, detections: Sequence[Event], root: Path = ()) -> list[Path]:
+    """The position of each event the last push of a marking ``engine`` derived
+    (``detections``, in derivation order), below ``root`` (the pushed event's)."""
+    routes = engine._routes
+    paths: list[Path] = []
+    dispatched: deque[Path] = deque()  # the derived events the agenda dispatches, in order
+    here = root
+    first = True
+    for edge, n in engine._marks:
+        if edge is None:  # a dispatch starts: the pushed event's, then the agenda's in order
+            here = root if first else dispatched.popleft()
+            first = False
+            continue
+        while len(paths) < n:
+            i = len(paths)
+            path = (*here, (edge, i))
+            paths.append(path)
+            d = detections[i]
+            if routes.get((d[0], len(d[1]))):
+                dispatched.append(path)
+    return paths
+
+
+class GlobalStage(StageEngine):
+    """The global remainder's engine: it dispatches the keyed stage's events among its own
+    derivations in one engine's order (always marking)."""
+
+    def __init__(self, program: Program, keep: Sequence[int], **options: Any) -> None:
+        super().__init__(program, keep, marking=True, **options)
+
+    def push_tree(
+        self, root: Event | None, time: Any, derived: Iterable[tuple[Path, Event]]
+    ) -> list[Event]:
+        """Process one input event (None: one this stage does not read, at ``time``) and
+        what the keyed stage derived from it, ``(position, event)``; return what this stage
+        derived. The caller has checked the input event (as :meth:`Engine.push` would)."""
+        detected: list[Event] = []
+        self._detected = detected
+        if time > self._runtime.now:
+            self._advance(time)  # timers fire first, as before any event
+        order = count()
+        queue = [(len(p), p, next(order), e, None) for p, e in derived]
+        heapq.heapify(queue)
+        seen, routes = self._seen, self._routes
+        if root is not None:
+            self._counts["events_in"] += 1
+            queue.append((0, (), -1, root, None))  # depth 0: first
+            heapq.heapify(queue)
+        limit = self._max_derivations
+        while queue:
+            _, path, _, event, rule = heapq.heappop(queue)
+            if rule is None:  # the input event or a keyed stage's event
+                if event in seen:
+                    self._counts["duplicates"] += 1
+                    continue
+                seen.add(event)
+            else:
+                limit -= 1
+                if limit < 0:
+                    self._agenda.clear()
+                    raise self._runaway(rule)
+            receivers = routes.get((event[0], len(event[1])))
+            if receivers:
+                self._dispatch(event, receivers, path, queue, order)
+        self._since_sweep += 1 + len(detected)
+        self._counts["detections"] += len(detected)
+        if self._deferred:
+            self._apply_deferred()
+        return detected
+
+    def _dispatch(
+        self,
+        event: Event,
+        receivers: list[Any],
+        path: Path,
+        queue: list[Any],
+        order: Iterator[int],
+    ) -> None:
+        """Dispatch ``event`` (at ``path``) to this stage's rules; queue what they derived
+        that rules here read, at its position."""
+        marks, agenda, detected = self._marks, self._agenda, self._detected
+        marks.clear()
+        _, args, start, end = event
+        why = event if self._provenance else None
+        for receive in receivers:
+            receive(args, start, end, why)
+        done = marks[0][1] if marks else len(detected)
+        depth = len(path) + 1
+        for edge, n in marks:
+            if edge is None:
+                continue
+            for i in range(done, n):
+                if agenda and agenda[0][0] is detected[i]:
+                    item, _, rule = agenda.popleft()
+                    entry = (depth, (*path, (edge, i)), next(order), item, rule)
+                    heapq.heappush(queue, entry)
+            done = max(done, n)
+        assert not agenda, "a derived event without a position"
