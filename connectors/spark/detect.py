@@ -20,11 +20,8 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import run_batch
-
-#: What a key's events derived: per input event's sequence number (-1: fired by timers) the
-#: detections, as plain tuples (``(name, args, start, end[, sources])``, cheap to pickle).
-Derived = list[tuple[int, list[tuple[Any, ...]]]]
+from reasoner.runtime.parallel import Derived, run_batch
+from reasoner.runtime.stages import StageEngine
 
 
 @dataclass(frozen=True)
@@ -33,17 +30,21 @@ class Stage:
 
     ``knowledge`` returns the static knowledge; it is called once per Python worker (None:
     the program's own facts and Horn rules); ``version`` names that knowledge (a worker
-    keeps one engine per program, options and version).
+    keeps one engine per program, options and version). ``keep``: the indexes of the rules
+    of ``program`` to run (None: all), in a :class:`~reasoner.runtime.stages.StageEngine`
+    that gives the detections' positions when ``marking``.
     """
 
     program: Program
     options: tuple[tuple[str, Any], ...]
     knowledge: Callable[[], Knowledge] | None = None
     version: str = ""
+    keep: tuple[int, ...] | None = None
+    marking: bool = False
     fingerprint: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        text = dump(self.program) + repr(self.options) + self.version
+        text = dump(self.program) + repr((self.options, self.keep, self.marking)) + self.version
         object.__setattr__(self, "fingerprint", hashlib.sha256(text.encode()).hexdigest())
 
 
@@ -55,7 +56,14 @@ def _engine(stage: Stage) -> tuple[Engine, bytes]:
     cached = _engines.get(stage.fingerprint)
     if cached is None:
         knowledge = None if stage.knowledge is None else stage.knowledge()
-        engine = Engine(stage.program, knowledge=knowledge, **dict(stage.options))
+        options = dict(stage.options)
+        engine = (
+            Engine(stage.program, knowledge=knowledge, **options)
+            if stage.keep is None
+            else StageEngine(
+                stage.program, stage.keep, marking=stage.marking, knowledge=knowledge, **options
+            )
+        )
         cached = _engines[stage.fingerprint] = (engine, engine.snapshot())
     return cached
 
@@ -66,7 +74,7 @@ def detect(
     until: Any,
     state: bytes | None = None,
     keep_state: bool = False,
-) -> tuple[Derived, bytes | None]:
+) -> tuple[list[Derived], bytes | None]:
     """Run one key's events through the stage's engine.
 
     Args:

@@ -127,7 +127,7 @@ class KeyDetector:
             keep_state=True,
         )
         assert snapshot is not None
-        detections = [revive(d) for _, plain in derived for d in plain]
+        detections = [revive(d) for _, plain, _ in derived for d in plain]
         due = [decode(item[0]) for item in waiting]
         timer = next_timer(self.stage)
         if timer is not None:

@@ -18,7 +18,7 @@ The job (docs/scale-out.md, "Spark"):
    sorted run file, with what the global stage reads beside it.
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
-   (:func:`reasoner.runtime.parallel.remainder_input`).
+   (:func:`reasoner.runtime.parallel.run_global`).
 5. **Write.** The driver merges the sorted runs and the global stage's detections: the output
    compares equal to ``reasoner run``'s.
 
@@ -48,14 +48,15 @@ from connectors.events.inputs import open_events, rdf_options
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Derived, Stage, detect
+from connectors.spark.detect import Stage, detect
 from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
-from reasoner.runtime.parallel import order_key, remainder_input, revive
+from reasoner.runtime.parallel import Derived, order_key, revive, run_global
+from reasoner.runtime.stages import GlobalStage
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext
@@ -136,13 +137,10 @@ def replay(
     """
     program = archive.program
     partitioning = analyse(program, options["policy"])
-    keyed, remainder = partitioning.stages(program)
-    if not partitioning.partitioned:
-        remainder = program
     reads = set(partitioning.reads) if partitioning.partitioned else None
     derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
     # the input events the global stage reads: None, all of them; else these types
-    raw_types = set() if not remainder.event_rules else reads
+    raw_types = set() if not partitioning.remainder else reads
     if raw_types is not None and not raw_types - derived_types:
         raw_types = set()
     arities = event_arities(program)
@@ -182,33 +180,41 @@ def replay(
     stage_options = {**options, "lateness": 0}
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
-    derived: list[tuple[int, list[Event]]] = []
+    derived: list[Derived] = []
     if partitioning.partitioned:
         log("running the keyed rules per key")
         shipped, version = ship_knowledge(sc, knowledge)
-        stage = Stage(keyed, tuple(sorted(stage_options.items())), shipped, version)
+        stage = Stage(
+            program,
+            tuple(sorted(stage_options.items())),
+            shipped,
+            version,
+            keep=partitioning.keyed,
+            marking=bool(reads and reads & derived_types),
+        )
         admitted = None if places is None else sc.broadcast(places)
         task = _KeyedTask(stage, until, reads or set(), style.iso, str(runs), admitted)
         sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
         if admitted is not None:
             admitted.unpersist()
         for path in sorted(runs.glob("derived-*")):
-            derived += [(seq, [revive(d) for d in ds]) for seq, ds in _chunks(path)]
+            derived += [(seq, [revive(d) for d in ds], p) for seq, ds, p in _chunks(path)]
     found: list[tuple[Any, str]] = []
-    if remainder.event_rules:
+    if partitioning.remainder:
         log("running the global rules in the driver")
-        engine = Engine(
-            remainder,
-            knowledge=knowledge,
-            **{
-                **stage_options,
-                "max_span": None if partitioning.partitioned else options["max_span"],
-            },
-        )
-        push = engine.push
         detections: list[Event] = []
-        for event in remainder_input(raw, derived, reads or set()):
-            detections += push(event)
+        engine: Engine
+        if reads is None:  # nothing keyed: one engine
+            engine = Engine(program, knowledge=knowledge, **stage_options)
+            push = engine.push
+            for _, event in raw:
+                detections += push(event)
+        else:
+            global_options = {**stage_options, "max_span": None}
+            engine = GlobalStage(
+                program, partitioning.remainder, knowledge=knowledge, **global_options
+            )
+            detections += run_global(engine, raw, derived, reads)
         if until > engine.now:
             detections += engine.advance(until)
         found = _formatted(detections, style)
@@ -449,7 +455,7 @@ class _KeyedTask:
     """The keyed stage of one partition, on an executor: its events grouped by key value,
     each group in stream order through the keyed rules; its detections sorted in the defined
     order, formatted and written as one sorted run (``run-P``), and what the global stage
-    reads written as ``derived-P`` (``(seq, detections)``, :data:`Derived`)."""
+    reads written as ``derived-P`` (:data:`~reasoner.runtime.parallel.Derived`)."""
 
     stage: Stage
     until: Any
@@ -468,15 +474,15 @@ class _KeyedTask:
                     continue
             groups.setdefault(key, []).append((event[3], seq, event))
         found: list[tuple[Any, ...]] = []
-        fed: Derived = []
+        fed: list[Derived] = []
         reads = self.reads
         for items in groups.values():
             items.sort(key=_end_seq)
             derived, _ = detect(self.stage, ((seq, e) for _, seq, e in items), self.until)
-            for seq, plain in derived:
+            for seq, plain, paths in derived:
                 found += plain
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
-                    fed.append((seq, plain))
+                    fed.append((seq, plain, paths))
         folder = Path(self.runs)
         _dump(folder / f"run-{index:05d}", _formatted(map(revive, found), TimeStyle(self.iso)))
         _dump(folder / f"derived-{index:05d}", fed)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import product
+from typing import cast
 
 from reasoner.compiler.compile import Options, apply_properties, compile_program
 from reasoner.compiler.network import Clock, Source
@@ -53,6 +54,7 @@ from reasoner.language.ast import (
 from reasoner.language.check import bound_variables
 from reasoner.language.operators import OPERATORS
 from reasoner.language.printer import to_source
+from reasoner.modes import Policy
 
 #: The property declaring a rule's key variable.
 KEY_PROPERTY = "partition_key"
@@ -281,7 +283,7 @@ class _Users:
 
     def nodes(self, rule: int) -> set[int]:
         if self._nodes is None:
-            network = compile_program(self._program, Options(self._policy))
+            network = compile_program(self._program, Options(cast(Policy, self._policy)))
             specs = {spec.id: spec for spec in network.nodes}
             self._nodes = [set() for _ in self._program.event_rules]
             for out in network.outputs:
@@ -354,9 +356,9 @@ def _timed(rules: tuple[EventRule, ...], keyed: set[int]) -> dict[int, str]:
     for i in keyed:
         for q in walk(rules[i].body):
             if isinstance(q, TimePoint):
-                timed[i] = f"time point {to_source(q)}"
+                timed.setdefault(i, f"time point {to_source(q)}")
             elif isinstance(q, Aggregate) and q.window is not None and q.window[0] == "time":
-                timed[i] = "an aggregate's time window"
+                timed.setdefault(i, "an aggregate's time window")
     grown = True
     while grown:
         derived = {(rules[i].head.name, len(rules[i].head.args)): i for i in timed}

@@ -33,26 +33,64 @@ def test_blizzard_keys_by_station_and_leaves_areas_global() -> None:
     )
 
 
-def test_feeders_of_a_global_rule_in_arrival_order_run_globally() -> None:
-    """The area rule (recent) reads warningNear events in arrival order: with them derived
-    apart, in workers, it could not see them in one engine's order; so every rule feeding it
-    runs in the global stage too, and each says why."""
+def test_blizzard_rules_partition_under_their_own_policies() -> None:
+    """The area rule (recent) reads warningNear events in arrival order; the global stage
+    places the keyed stage's events in one engine's order, so the readings, settlings,
+    warnings and warningNear still run per station."""
     program = parse((ROOT / "rules" / "blizzard.event").read_text(), "blizzard.event")
     result = analyse(program)
-    assert result.keyed == () and result.keys == ()
-    reasons = {b.rule: (b.operator, b.reason) for b in result.blockers}
-    assert reasons["4"] == (
-        "feeds",
-        "global rule area (blizzard.event:56:1) reads its events under the recent policy: "
-        "they must reach it in one engine's order, so it runs in the global stage too",
+    assert result.keyed == (0, 1, 2, 3, 4)
+    assert result.remainder == (5, 6, 7, 8, 9)
+    assert dict(result.keys)[("warningNear", 4)] == 1
+    assert result.reads == (
+        ("areaSettling", 4),
+        ("blizzardArea", 3),
+        ("blizzardWarning", 3),
+        ("warningNear", 4),
     )
-    assert reasons["0"][1].startswith("global rule warn (blizzard.event:40:1) reads its events")
-    chronological = analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event"), "chronological")
-    assert chronological.keyed == ()
-    assert analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event")).keyed == (0,)
-    counted = parse("c(X) <- a(X). n(N) <- aggregate(count, c(_), N, time(3)).", "n.event")
-    [blocker] = [b for b in analyse(counted).blockers if b.rule == "0"]
-    assert "reads its events into an aggregate" in str(blocker)
+
+
+def test_feeders_deriving_at_timers_of_a_global_rule_in_arrival_order_run_globally() -> None:
+    """What a keyed rule derives when a timer fires has no input event whose derivation tree
+    places it: such a rule feeding a global rule in arrival order runs globally, and so does
+    a keyed rule reading what it derives; each says why."""
+    text = "c(X) <- a(X) DURING (0 SEQ 3). d(X) <- c(X) SEQ b(X). g <- d(_) AND e."
+    for policy, keyed in (("chronological", ()), ("unrestricted", (0, 1))):
+        assert analyse(parse(text, "c.event"), policy).keyed == keyed
+    assert analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event"), "recent").keyed == (0,)
+    counted = parse(
+        "c(X) <- a(X) DURING (0 SEQ 3). d(X) <- c(X) SEQ b(X).\n"
+        "n(N) <- aggregate(count, d(_), N, time(3)).",
+        "n.event",
+    )
+    result = analyse(counted)
+    assert result.keyed == ()
+    reasons = {b.rule: (b.operator, b.reason) for b in result.blockers}
+    assert reasons["0"] == (
+        "feeds",
+        "global rule 2 (n.event:2:1) reads its events into an aggregate, and it may derive "
+        "when a timer fires (time point 0): such events cannot be placed in one engine's "
+        "order, so it runs in the global stage too",
+    )
+    assert reasons["1"][1].startswith(
+        "global rule 2 (n.event:2:1) reads its events into an aggregate, and it may derive "
+        "when a timer fires (it reads c/1, derived by rule 0)"
+    )
+
+
+def test_keyed_rule_sharing_a_node_with_a_global_rule_runs_globally() -> None:
+    """k and n share the node of (a SEQ b); n is global (it counts every key) and reads in
+    arrival order: one dispatch of b would derive for both stages, so k runs globally."""
+    text = "k(K, X) <- a(K, X) SEQ b(K, X). n(N) <- aggregate(count, a(_K, _X) SEQ b(_K, _X), N)."
+    result = analyse(parse(text, "s.event"))
+    assert result.keyed == ()
+    assert str(result.blockers[0]) == (
+        "s.event:1:1: rule 0: shares: a network node with global rule 1 (s.event:1:33): one "
+        "dispatch would derive for both stages, and a global rule reads in arrival order, "
+        "so it runs in the global stage too"
+    )
+    apart = "k(K, X) <- a(K, X) SEQ b(K, X). n(N) <- aggregate(count, b(_K, _X), N)."
+    assert analyse(parse(apart, "s.event")).keyed == (0,)
 
 
 def test_join_on_different_keys_names_the_operator() -> None:
@@ -129,11 +167,10 @@ def test_check_emit_partitioning_reads_all_files(capsys: pytest.CaptureFixture[s
     files = [str(ROOT / "rules" / "blizzard.event"), str(ROOT / "rules" / "blizzard_noaa.event")]
     assert main(["check", *files, "--emit", "partitioning"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "key: none (nothing runs partitioned)"
-    assert f"global rule warn ({files[0]}:40:1): blizzardWarning(S, T1, T3)" in lines
+    assert lines[0] == "key blizzardReading/2: argument 1"
+    assert f"keyed rule warn ({files[0]}:40:1): blizzardWarning(S, T1, T3)" in lines
     assert f"global rule area ({files[0]}:56:1): areaSettling(A, Stations, N + 1, T4)" in lines
     assert (
-        f"blocked {files[0]}:48:1: rule 4: feeds: global rule area ({files[0]}:56:1) reads its "
-        "events under the recent policy: they must reach it in one engine's order, so it runs "
-        "in the global stage too"
+        f"blocked {files[0]}:55:66: rule 5: event warningNear(A, _, _, _): its key "
+        "(argument 2) is not a named variable"
     ) in lines

@@ -6,6 +6,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from reasoner.language.ast import (
+    Aggregate,
+    Atom,
     Binary,
     Compound,
     EventAtom,
@@ -189,15 +191,34 @@ def partitionable_programs(draw: st.DrawFn) -> Program:
         rest = sorted(bound_variables(body) - {"K"})
         value = Var(rest[0]) if rest else Number(0)
         rules.append(EventRule(EventAtom(f"d{index}", (KEY, value)), body))
+    keyed = len(rules)
     if draw(st.booleans()):  # a global rule: joins different keys on the value
         first, second = (EventAtom("d0", (Var(k), Var("V"))) for k in ("K1", "K2"))
-        rules.append(EventRule(EventAtom("g", (Var("V"),)), Binary("and", first, second)))
+        rules.append(
+            EventRule(
+                EventAtom("g", (Var("V"),)), Binary("and", first, second), **draw(_ordering())
+            )
+        )
         if draw(st.booleans()):  # a global chain: meets keyed events derived with g's
             keyed = EventAtom(f"d{len(rules) - 2}", (Var("K"), Var("V")))
             operator = draw(st.sampled_from(["and", "seq", "equals"]))
             body = Binary(operator, EventAtom("g", (Var("V"),)), keyed)
-            rules.append(EventRule(EventAtom("h", (Var("K"), Var("V"))), body))
+            rules.append(EventRule(EventAtom("h", (Var("K"), Var("V"))), body, **draw(_ordering())))
+    if draw(st.booleans()):  # a global aggregate over every key (reads in arrival order)
+        last = EventAtom(f"d{draw(st.integers(0, keyed - 1))}", (Var("_K"), Var("V")))
+        function = draw(st.sampled_from([Atom("count"), Compound("max", (Var("V"),))]))
+        window = draw(st.sampled_from([None, ("count", 2), ("time", 3)]))
+        body = Aggregate(function, last, Var("R"), window)
+        rules.append(EventRule(EventAtom("n", (Var("R"),)), body))
     return Program(tuple(rules))
+
+
+@st.composite
+def _ordering(draw: st.DrawFn) -> dict[str, object]:
+    """A global rule's own consumption policy (recent and chronological read in arrival
+    order), or the program's."""
+    policy = draw(st.sampled_from([None, "recent", "chronological"]))
+    return {} if policy is None else {"properties": (("consumption_policy", Atom(policy)),)}
 
 
 @st.composite

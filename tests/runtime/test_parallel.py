@@ -195,22 +195,42 @@ def test_workers_exit_when_the_router_is_killed() -> None:
     assert left == []
 
 
-def test_global_rule_in_arrival_order_runs_with_its_feeders() -> None:
-    """One input event derives d0 and d1; g (global) follows d0. One engine dispatches d1
-    before g, so under recent g meets d1(2) (the latest), not d1(1): the stages apart would
-    see g first. The analysis therefore runs d0, d1 and g in the global stage too."""
+def test_global_rule_in_arrival_order_gets_one_engines_order() -> None:
+    """One input event derives d0 and d1 (keyed); g (global) follows d0. One engine
+    dispatches d1 before g (first in, first out), so under recent h meets d1(2) (the latest),
+    not d1(1): run apart, the global stage would see g first. It places the keyed stage's
+    events and its own by their positions in the input event's derivation tree."""
     rules = (
         "d0(K, V) <- a(K, V). d1(K, V) <- a(K, V). d1(K, V) <- b(K, V).\n"
         "g <- d0(_, _). h(K) <- g AND d1(K, _). e(K) <- c(K) SEQ c(K).\n"
     )
     stream = [Event.at("b", (1, 5), 0), Event.at("a", (2, 5), 1), Event.at("c", (3,), 2)]
     stream.append(Event.at("c", (3,), 3))
-    for policy, h in (("recent", 2), ("chronological", 1), ("unrestricted", None)):
+    for policy, h in (("recent", [2]), ("chronological", [1]), ("unrestricted", [1, 2])):
         expected = event_order(Engine(rules, policy=policy).run(stream))
-        if h is not None:
-            assert [d for d in expected if d.name == "h"] == [Event("h", (h,), h - 1, 1)]
+        assert [d.args[0] for d in expected if d.name == "h"] == h
         for workers in (1, 2, 3):
             with ParallelEngine(rules, workers=workers, policy=policy, batch=1) as engine:
                 assert list(engine.run(stream)) == expected
-                keyed = (5,) if h is not None else (0, 1, 2, 5)
-                assert engine.partitioning.keyed == keyed
+                assert engine.partitioning.keyed == (0, 1, 2, 5)
+
+
+def test_derivation_trees_are_merged_breadth_first() -> None:
+    """a derives k1 and k2 (keyed, in that order); k1 derives k3 (keyed, its rule first)
+    and g1 (global), k2 derives g2 (global). One engine dispatches k1, k2, k3, g1, g2, so
+    s(2), s(1), s(3) in that order, and under recent each s pairs with the one before it.
+    The global stage, feeding each keyed event apart (k1, then k2, then k3), would dispatch
+    s(1), s(3), s(2): it must interleave its g1 and g2 with the keyed k3 by depth."""
+    rules = (
+        "k1(K) <- a(K). k2(K) <- a(K). k3(K) <- k1(K).\n"
+        "g1 <- k1(_). g2 <- k2(_). s(1) <- g1. s(2) <- k3(_). s(3) <- g2.\n"
+        "last(X, Y) <- s(X) AND s(Y) WHERE X =\\= Y.\n"
+    )
+    stream = [Event.at("a", (1,), 1), Event.at("a", (2,), 2)]
+    expected = event_order(Engine(rules, policy="recent").run(stream))
+    pairs = [(1, 3), (2, 1), (3, 2), (1, 3), (2, 1)]  # (3, 2): s(3) at 1, then s(2) at 2
+    assert [d.args for d in expected if d.name == "last"] == pairs
+    for workers in (1, 2):
+        with ParallelEngine(rules, workers=workers, policy="recent", batch=2) as engine:
+            assert list(engine.run(stream)) == expected
+            assert engine.partitioning.keyed == (0, 1, 2)
