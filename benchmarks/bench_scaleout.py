@@ -6,9 +6,8 @@ Two workloads (docs/scale-out.md):
   interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
   storm systems placed at random, through rules/blizzard.event with the NOAA definition. The
   station neighbourhood (``near_station``, within ``--near-km``) is given as facts, so no
-  knowledge store is needed. Its warning and area rules read in arrival order (``recent``), so
-  the partition analysis runs every rule in the global stage (docs/scale-out.md): this replay
-  shows what ``--workers`` costs a program that does not partition.
+  knowledge store is needed. The readings, settlings and warnings run per station; the area
+  rules (``recent``) run in the global stage, on the warnings placed in one engine's order.
 * **stock ticker** with ``--companies`` companies (random walks): per company, rises within a
   minute (recent policy) and a moving average over the last 10 quotes.
 
@@ -18,6 +17,7 @@ event, and the snapshot size per stored occurrence. The events are generated bef
 detections are counted, not written. The machine may be shared: the load average is printed.
 
     python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
+    python benchmarks/bench_scaleout.py --only mesowest   # the MesoWest rows (and 2 / 1) only
     python benchmarks/bench_scaleout.py --quick    # a smoke run
 """
 
@@ -191,19 +191,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quotes", type=int, default=300_000)
     parser.add_argument("--checkpoint-every", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=2012)
+    parser.add_argument(
+        "--only", choices=("mesowest", "ticker"), help="measure one workload (default: both)"
+    )
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.stations, args.days, args.companies, args.quotes = 100, 1.0, 100, 5_000
         args.checkpoint_every = 1_000
-    program, events = mesowest_workload(args.stations, args.days, args.near_km, args.seed)
-    results = [
-        measure(f"mesowest ({args.stations} stations)", program, events, args.checkpoint_every)
-    ]
-    program, events = ticker_workload(args.companies, args.quotes, args.seed)
-    results.append(
-        measure(f"ticker ({args.companies} companies)", program, events, args.checkpoint_every)
-    )
+    results = []
+    if args.only != "ticker":
+        program, events = mesowest_workload(args.stations, args.days, args.near_km, args.seed)
+        name = f"mesowest ({args.stations} stations)"
+        results.append(measure(name, program, events, args.checkpoint_every))
+    if args.only != "mesowest":
+        program, events = ticker_workload(args.companies, args.quotes, args.seed)
+        name = f"ticker ({args.companies} companies)"
+        results.append(measure(name, program, events, args.checkpoint_every))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the router process {peak:.0f} MB")
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -191,7 +191,7 @@ def partitionable_programs(draw: st.DrawFn) -> Program:
         rest = sorted(bound_variables(body) - {"K"})
         value = Var(rest[0]) if rest else Number(0)
         rules.append(EventRule(EventAtom(f"d{index}", (KEY, value)), body))
-    keyed = len(rules)
+    derived = len(rules)
     if draw(st.booleans()):  # a global rule: joins different keys on the value
         first, second = (EventAtom("d0", (Var(k), Var("V"))) for k in ("K1", "K2"))
         rules.append(
@@ -205,7 +205,7 @@ def partitionable_programs(draw: st.DrawFn) -> Program:
             body = Binary(operator, EventAtom("g", (Var("V"),)), keyed)
             rules.append(EventRule(EventAtom("h", (Var("K"), Var("V"))), body, **draw(_ordering())))
     if draw(st.booleans()):  # a global aggregate over every key (reads in arrival order)
-        last = EventAtom(f"d{draw(st.integers(0, keyed - 1))}", (Var("_K"), Var("V")))
+        last = EventAtom(f"d{draw(st.integers(0, derived - 1))}", (Var("_K"), Var("V")))
         function = draw(st.sampled_from([Atom("count"), Compound("max", (Var("V"),))]))
         window = draw(st.sampled_from([None, ("count", 2), ("time", 3)]))
         body = Aggregate(function, last, Var("R"), window)
