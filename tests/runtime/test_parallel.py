@@ -18,10 +18,12 @@ from reasoner.errors import EventError, RuleCompileError, SnapshotError
 from reasoner.language.ast import (
     Program,
 )
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
 from reasoner.runtime.parallel import ParallelEngine, event_order, ordered_batch
+from reasoner.runtime.stages import StageEngine
 
 
 def _single(program: Program, stream: list[Event], options: dict) -> list[Event]:
@@ -119,11 +121,28 @@ def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
         ((2, 2, "b", "(2,)"), ("b", (2,), 2, 2, (a2_2,))),
     ]
     # only what the global remainder reads (c/2), with everything its input event derived
-    assert feed == [(3, [("b", (2,), 2, 2, (a2_2,)), ("c", (2, 1), 1, 2, (a2, a2_2))])]
+    # (no positions: this engine does not mark its dispatches)
+    assert feed == [(3, [("b", (2,), 2, 2, (a2_2,)), ("c", (2, 1), 1, 2, (a2, a2_2))], None)]
     assert ordered_batch(engine, [(4, "a", (3,), 4, 4)], 4, set()) == (
         [((4, 4, "b", "(3,)"), ("b", (3,), 4, 4, (("a", (3,), 4, 4),)))],
         [],
     )
+
+
+def test_a_marking_worker_sends_positions_in_the_derivation_tree() -> None:
+    """a(2) at 2 derives b(2) (rule 0's edge, first) and c(2, 1) (rule 1's join, second),
+    and b(2) derives d(2) a generation later: positions are paths of (edge, index)."""
+    program = parse("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X). d(X) <- b(X). g <- c(_, _).")
+    engine = StageEngine(program, (0, 1, 2), marking=True)
+    batch = [(0, "a", (2,), 1, 1), (1, "a", (2,), 2, 2)]
+    _, feed = ordered_batch(engine, batch, 3, {("c", 2)})
+    [(seq, detections, paths)] = feed
+    assert seq == 1
+    b2, c21, d2 = ("b", (2,), 2, 2), ("c", (2, 1), 1, 2), ("d", (2,), 2, 2)
+    assert [d[:4] for d in detections] == [b2, c21, d2]
+    b_edge, c_edge, d_edge = paths[0][0][0], paths[1][0][0], paths[2][1][0]
+    assert paths == [((b_edge, 0),), ((c_edge, 1),), ((b_edge, 0), (d_edge, 2))]
+    assert b_edge < c_edge  # rule 0's edge is delivered first
 
 
 def test_bad_events_are_rejected_as_by_the_engine() -> None:
