@@ -258,7 +258,7 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path, work: Path) -> dict[str, d
         frame = frame.sort_values(["end", "seq"])
         items = zip(frame["seq"], map(pickle.loads, frame["event"]), strict=True)
         derived, _ = detect(stage, ((int(s), e) for s, e in items), until)
-        found = [d for _, plain in derived for d in plain]
+        found = [d for _, plain, _ in derived for d in plain]
         return pd.DataFrame(
             {
                 "order": [pickle.dumps(order_key(d)) for d in found],
