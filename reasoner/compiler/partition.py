@@ -12,8 +12,8 @@ The rules that are not keyed form the *global remainder*: they run after the key
 the events it derives (and on the input events they read themselves), in one engine's order
 (:mod:`reasoner.runtime.stages` places every derived event in its input event's derivation
 tree). When a global rule reads in arrival order (``recent``, ``chronological``, an
-aggregate), two kinds of keyed rules run in the global stage too, where that placing cannot
-be exact: a rule that may derive when a timer fires (a time point, an aggregate's time
+aggregate, ``FORALL_SEQ``), two kinds of keyed rules run in the global stage too, where that
+placing cannot be exact: a rule that may derive when a timer fires (a time point, an aggregate's time
 window: its events have no input event), if it feeds such a rule; and a rule sharing a
 network node (other than a source) with a global rule (one dispatch would then derive for
 both stages). A rule may declare its
@@ -301,7 +301,8 @@ def _ordered_feeders(
     rules: tuple[EventRule, ...], keyed: set[int], policy: str, users: _Users
 ) -> dict[int, Blocker]:
     """The keyed rules that must run in the global stage because a global rule reads in
-    arrival order (under ``recent`` or ``chronological``, or into an aggregate): those that
+    arrival order (under ``recent`` or ``chronological``, into an aggregate or through
+    ``FORALL_SEQ``): those that
     may derive when a timer fires and feed it (directly or through other rules: such events
     have no input event whose derivation tree places them), and those sharing a network
     node with a global rule (one dispatch then derives for both stages)."""
@@ -381,6 +382,8 @@ def _order_reason(rule: EventRule, policy: str) -> str | None:
         return f"under the {rule_policy} policy"
     if _aggregates(body):
         return "into an aggregate"
+    if any(isinstance(q, Binary) and q.op == "forall_seq" for q in walk(body)):
+        return "through FORALL_SEQ (it consumes what it combines, under every policy)"
     return None
 
 
