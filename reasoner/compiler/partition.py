@@ -13,9 +13,9 @@ the events it derives (and on the input events they read themselves), in one eng
 (:mod:`reasoner.runtime.stages` places every derived event in its input event's derivation
 tree). When a global rule reads in arrival order (``recent``, ``chronological``, an
 aggregate, ``FORALL_SEQ``), two kinds of keyed rules run in the global stage too, where that
-placing cannot be exact: a rule that may derive when a timer fires (a time point, an aggregate's time
-window: its events have no input event), if it feeds such a rule; and a rule sharing a
-network node (other than a source) with a global rule (one dispatch would then derive for
+placing cannot be exact: a rule that may derive when a timer fires (a time point, an
+aggregate's time window: its events have no input event), if it feeds such a rule; and a rule
+sharing a network node (other than a source) with a global rule (one dispatch would then derive for
 both stages). A rule may declare its
 key, ``[property(partition_key, K)]``, where the analysis cannot see that its occurrences
 share it (e.g. a WHERE condition equating two variables): its operators are then trusted.
