@@ -351,10 +351,13 @@ def _ordered_feeders(
 
 
 def _timed(rules: tuple[EventRule, ...], keyed: set[int]) -> dict[int, str]:
-    """The keyed rules that may derive when a timer fires, and why: a time point or an
-    aggregate's time window in the body, or reading what such a rule derives."""
+    """The keyed rules that may derive when a timer fires, and why: alarm rules, a time
+    point or an aggregate's time window in the body, or reading what such a rule derives."""
     timed: dict[int, str] = {}
     for i in keyed:
+        alarm = rules[i].alarm
+        if alarm is not None:
+            timed[i] = f"an alarm rule, {alarm.functor}"
         for q in walk(rules[i].body):
             if isinstance(q, TimePoint):
                 timed.setdefault(i, f"time point {to_source(q)}")

@@ -58,6 +58,9 @@ def test_feeders_deriving_at_timers_of_a_global_rule_in_arrival_order_run_global
     for policy, keyed in (("chronological", ()), ("unrestricted", (0, 1))):
         assert analyse(parse(text, "c.event"), policy).keyed == keyed
     assert analyse(parse("c(X) <- a(X). g <- c(_) AND b.", "c.event"), "recent").keyed == (0,)
+    alarmed = parse("exceptionAlarm(c(X), 2) <- a(X). g <- c(_) AND b.", "r.event")
+    assert analyse(alarmed, "recent").keyed == ()
+    assert "(an alarm rule, exceptionAlarm)" in analyse(alarmed, "recent").blockers[0].reason
     taking = parse("c(X) <- a(X) DURING (0 SEQ 3). g <- c(_) FORALL_SEQ b.", "t.event")
     [blocker] = analyse(taking).blockers[:1]
     assert blocker.rule == "0" and "reads its events through FORALL_SEQ" in blocker.reason
