@@ -31,7 +31,7 @@ from typing import Any
 
 from connectors.events.times import TimeStyle
 from connectors.spark.detect import Stage, detect, next_timer
-from connectors.spark.replay import _formatted
+from connectors.spark.runs import formatted_run
 from reasoner.runtime.checkpoint import decode, encode
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import revive
@@ -177,7 +177,7 @@ def step_group(
             None if kept is None else kept[0], new, watermark
         )
         out += produced
-        run += _formatted(detections, TimeStyle(iso=after.iso))
+        run += formatted_run(detections, TimeStyle(iso=after.iso))
         keys[key] = (after, encode(due))
     listed, chunks, dues = [], [], []
     for key in sorted(keys):

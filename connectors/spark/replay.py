@@ -31,7 +31,6 @@ files are not each in time order).
 from __future__ import annotations
 
 import heapq
-import io
 import math
 import pickle
 import shutil
@@ -40,22 +39,21 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connectors.events.inputs import open_events, rdf_options
-from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from connectors.spark.detect import Stage, detect
+from connectors.spark.runs import formatted_run, merge_runs
 from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
-from reasoner.runtime.parallel import Derived, order_key, revive, run_global
+from reasoner.runtime.parallel import Derived, revive, run_global
 from reasoner.runtime.stages import GlobalStage
 
 if TYPE_CHECKING:
@@ -217,10 +215,10 @@ def replay(
             detections += run_global(engine, raw, derived, reads)
         if until > engine.now:
             detections += engine.advance(until)
-        found = _formatted(detections, style)
+        found = formatted_run(detections, style)
     sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
     return Replay(
-        lines=_merged([*sources, iter(found)]),
+        lines=merge_runs([*sources, iter(found)]),
         rejected=rejected,
         events=count,
         iso=style.iso,
@@ -484,7 +482,7 @@ class _KeyedTask:
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
                     fed.append((seq, plain, paths))
         folder = Path(self.runs)
-        _dump(folder / f"run-{index:05d}", _formatted(map(revive, found), TimeStyle(self.iso)))
+        _dump(folder / f"run-{index:05d}", formatted_run(map(revive, found), TimeStyle(self.iso)))
         _dump(folder / f"derived-{index:05d}", fed)
         return iter(())
 
@@ -494,23 +492,6 @@ def _end_seq(item: tuple[Any, int, Event]) -> tuple[Any, int]:
 
 
 # ---------------------------------------------------------------------- runs
-
-
-def _formatted(detections: Iterable[Event], style: TimeStyle) -> list[tuple[Any, str]]:
-    """``(order key, JSON line)`` per detection, by ``reasoner run``'s writer, in the defined
-    order (a stable sort: equal keys keep the order they were derived in)."""
-    pairs = sorted(((order_key(d), d) for d in detections), key=_first)
-    out: list[tuple[Any, str]] = []
-    buffer = io.StringIO()
-    writer = JsonLinesWriter(buffer, style)
-    for start in range(0, len(pairs), 4096):
-        chunk = pairs[start : start + 4096]
-        buffer.seek(0)
-        buffer.truncate()
-        writer.write_all(d for _, d in chunk)
-        lines = buffer.getvalue().split("\n")  # JSON escapes a newline in a string
-        out += zip((k for k, _ in chunk), (line + "\n" for line in lines[:-1]), strict=True)
-    return out
 
 
 def _dump(path: Path, items: list[Any]) -> None:
@@ -529,19 +510,6 @@ def _chunks(path: Path) -> Iterator[Any]:
             except EOFError:
                 return
             yield from chunk
-
-
-def _merged(runs: list[Iterator[tuple[Any, str]]]) -> Iterator[str]:
-    """The lines of sorted runs merged in the defined order, repeats dropped (two rules, in
-    two stages or two keys, may derive one event: equal order keys)."""
-    last = None
-    for key, line in heapq.merge(*runs, key=_first):
-        if key != last:
-            yield line
-            last = key
-
-
-_first = itemgetter(0)
 
 
 def check_files(paths: Iterable[str]) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ from connectors.spark.keystate import (
     step_group,
     timeout_millis,
 )
-from connectors.spark.replay import _merged
+from connectors.spark.runs import merge_runs
 from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
 from connectors.spark.versions import PROPERTY, Versions, current
 from reasoner.compiler.partition import analyse
@@ -219,7 +219,7 @@ class Sink:
                 kinds[kind].append(iter(pickle.loads(run)))
             else:
                 kinds[kind].append(text)
-        lines = list(_merged(kinds[DETECTION]))
+        lines = list(merge_runs(kinds[DETECTION]))
         written = self._write(DETECTION, batch, lines)
         for kind in (LATE, REJECT):
             self._write(kind, batch, [t + "\n" for t in sorted(kinds[kind], key=_place)])

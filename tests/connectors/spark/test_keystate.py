@@ -27,7 +27,7 @@ from connectors.spark.keystate import (
     step_group,
     timeout_millis,
 )
-from connectors.spark.replay import _formatted
+from connectors.spark.runs import formatted_run
 from connectors.spark.sources import Keys
 from connectors.spark.stream import Sink
 from reasoner.compiler.partition import analyse
@@ -186,8 +186,8 @@ def test_the_sink_writes_each_batch_once_in_the_defined_order_and_publishes_it_o
     early = json.dumps({"file": "f", "line": 9, "reason": "late"})
     # two key groups' runs: b (and a repeat of it: two keys may derive one event), and a
     # from a key whose input wrote ISO times
-    first = _formatted([b], TimeStyle())
-    second = sorted(_formatted([a], TimeStyle(iso=True)) + first, key=lambda item: item[0])
+    first = formatted_run([b], TimeStyle())
+    second = sorted(formatted_run([a], TimeStyle(iso=True)) + first, key=lambda item: item[0])
     rows = [
         (DETECTION, "1", pickle.dumps(first)),
         (DETECTION, "2", pickle.dumps(second)),
