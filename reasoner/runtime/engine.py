@@ -121,7 +121,6 @@ class Engine:
             raise EngineError(f"max_span must be a non-negative number or None, not {max_span!r}")
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
-        self._provenance = provenance
         self._actions = action_table(actions, action_output, self._rule_action)
         self._provenance = provenance or explain
         self._explain = explain
