@@ -488,11 +488,13 @@ class Engine:
 
     def advance(self, time: Time) -> list[Event]:
         """Move the clock to ``time`` without an event (a heartbeat): fires time points,
-        aggregate windows and alarms due by then."""
+        aggregate windows and alarms due by then. With a lateness bound, :meth:`flush` first."""
         if not is_time(time):
             raise EventError(f"time must be a non-negative number, not {time!r}")
         if time < self._runtime.now:
             raise EventError(f"cannot move the clock back from {self._runtime.now} to {time}")
+        if self._buffer:
+            raise EngineError("events wait in the lateness buffer: flush before advance")
         self._detected = []
         self._advance(time)
         self._count(len(self._detected))

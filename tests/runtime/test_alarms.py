@@ -194,6 +194,16 @@ def test_parallel_advance_rings_the_alarms_after_the_stream(workers: int) -> Non
             engine.advance(19)
 
 
+def test_advance_waits_for_the_lateness_buffer() -> None:
+    # Moving the clock past buffered events would leave them behind it, never processed.
+    engine = Engine(PARALLEL_RULES, lateness=1)
+    engine.push(PARALLEL_STREAM[0])
+    with pytest.raises(EngineError, match="flush before advance"):
+        engine.advance(20)
+    assert engine.flush() == []
+    assert engine.advance(20) == [Event("b", (1,), 10, 11)]
+
+
 def test_parallel_advance_waits_for_the_lateness_buffer() -> None:
     with ParallelEngine(PARALLEL_RULES, workers=2, lateness=1) as engine:
         engine.push(PARALLEL_STREAM[0])
