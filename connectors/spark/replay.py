@@ -54,7 +54,7 @@ from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
 from reasoner.runtime.parallel import Derived, revive, run_global
-from reasoner.runtime.stages import GlobalStage
+from reasoner.runtime.stages import GlobalStage, StageEngine
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext
@@ -137,6 +137,8 @@ def replay(
     partitioning = analyse(program, options["policy"])
     reads = set(partitioning.reads) if partitioning.partitioned else None
     derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
+    # whether the global stage reads what the keyed stage derives (then it marks positions)
+    feeds = bool(reads and reads & partitioning.keyed_types(program))
     # the input events the global stage reads: None, all of them; else these types
     raw_types = set() if not partitioning.remainder else reads
     if raw_types is not None and not raw_types - derived_types:
@@ -188,7 +190,7 @@ def replay(
             shipped,
             version,
             keep=partitioning.keyed,
-            marking=bool(reads and reads & derived_types),
+            marking=feeds,
         )
         admitted = None if places is None else sc.broadcast(places)
         task = _KeyedTask(stage, until, reads or set(), style.iso, str(runs), admitted)
@@ -202,17 +204,26 @@ def replay(
         log("running the global rules in the driver")
         detections: list[Event] = []
         engine: Engine
+        global_options = {**stage_options, "max_span": None}
         if reads is None:  # nothing keyed: one engine
             engine = Engine(program, knowledge=knowledge, **stage_options)
-            push = engine.push
-            for _, event in raw:
-                detections += push(event)
+        elif not feeds:  # the keyed stage sends nothing: the input events only
+            engine = StageEngine(
+                program,
+                partitioning.remainder,
+                marking=False,
+                knowledge=knowledge,
+                **global_options,
+            )
         else:
-            global_options = {**stage_options, "max_span": None}
             engine = GlobalStage(
                 program, partitioning.remainder, knowledge=knowledge, **global_options
             )
             detections += run_global(engine, raw, derived, reads)
+        if not feeds:
+            push = engine.push
+            for _, event in raw:
+                detections += push(event)
         if until > engine.now:
             detections += engine.advance(until)
         found = formatted_run(detections, style)

@@ -102,6 +102,12 @@ class Partitioning:
     def key_positions(self) -> dict[EventType, int]:
         return dict(self.keys)
 
+    def keyed_types(self, program: Program) -> set[EventType]:
+        """The event types the keyed rules derive (what the keyed stage may send the global
+        stage)."""
+        rules = program.event_rules
+        return {(rules[i].head.name, len(rules[i].head.args)) for i in self.keyed}
+
     def stages(self, program: Program) -> tuple[Program, Program]:
         """The keyed stage's program and the global remainder's (both keep the static rules
         and directives)."""

@@ -108,20 +108,24 @@ class ParallelEngine:
             knowledge = lambda: facts  # noqa: E731
         # The global remainder. The router applies the lateness bound; derived events may
         # last longer than max_span (which only frees memory earlier).
+        # The keyed stage marks positions only when the global stage reads what it derives;
+        # else the global stage takes its input events as one engine does.
+        feeds = bool(self._reads & partitioning.keyed_types(program))
         self._global: Engine | None = None
         if not workers:
             self._global = Engine(program, knowledge=knowledge(), **options)
         elif partitioning.remainder:
-            self._global = GlobalStage(
-                program,
-                partitioning.remainder,
-                knowledge=knowledge(),
-                **{**options, "max_span": None},
+            remainder, base = partitioning.remainder, knowledge()
+            global_options = {**options, "max_span": None}
+            self._global = (
+                GlobalStage(program, remainder, knowledge=base, **global_options)
+                if feeds
+                else StageEngine(
+                    program, remainder, marking=False, knowledge=base, **global_options
+                )
             )
-        derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
         # the keyed stage: the program, its rules' indexes, whether it marks positions
-        # (when the global stage reads what it derives)
-        stage = (program, partitioning.keyed, bool(self._reads & derived_types))
+        stage = (program, partitioning.keyed, feeds)
         #: With explain: the rules of both stages (the keyed stage's first, at the places the
         #: workers name them), to read the workers' derivations and to write all in snapshots.
         self._rules: checkpoint.Derivations | None = None
