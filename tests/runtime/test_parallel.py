@@ -253,3 +253,29 @@ def test_derivation_trees_are_merged_breadth_first() -> None:
         with ParallelEngine(rules, workers=workers, policy="recent", batch=2) as engine:
             assert list(engine.run(stream)) == expected
             assert engine.partitioning.keyed == (0, 1, 2)
+
+
+def test_a_global_stage_the_keyed_stage_does_not_feed_takes_input_events_directly() -> None:
+    """The global rules read g (derived only by a global rule), never k: the keyed stage
+    sends the global stage nothing, so neither marks positions (its events are not merged
+    into derivation trees), and the detections are still one engine's."""
+    rules = "k(K) <- a(K) SEQ a(K).\ng(X, Y) <- b(X) SEQ b(Y).\nh(X) <- g(X, _) AND c(X).\n"
+    stream = [
+        Event.at(n, (v,), t)
+        for t, (n, v) in enumerate(
+            [("a", 1), ("b", 1), ("a", 2), ("b", 2), ("a", 1), ("c", 1), ("a", 2), ("c", 2)]
+        )
+    ]
+    for policy in ("unrestricted", "recent", "chronological"):
+        expected = event_order(Engine(rules, policy=policy).run(stream))
+        # k(1) from a(1)@0, a(1)@4; h(1) from g(1, 2) (b(1)@1, b(2)@3) and c(1)@5
+        assert [d[:4] for d in expected if d.name in ("k", "h")] == [
+            ("k", (1,), 0, 4),
+            ("h", (1,), 1, 5),
+            ("k", (2,), 2, 6),
+        ]
+        for workers in (1, 2):
+            with ParallelEngine(rules, workers=workers, policy=policy, batch=3) as engine:
+                assert engine.partitioning.keyed == (0,)
+                assert type(engine._global) is StageEngine and not engine._global._marking
+                assert list(engine.run(stream)) == expected
