@@ -19,6 +19,9 @@ sharing a network node (other than a source) with a global rule (one dispatch wo
 both stages). A rule may declare its
 key, ``[property(partition_key, K)]``, where the analysis cannot see that its occurrences
 share it (e.g. a WHERE condition equating two variables): its operators are then trusted.
+A program whose actions change rules while the stream runs (``ins_event_rule``,
+``del_event_rule``, ``ins_static_rule``, ``del_static_rule``) is not partitioned: every
+partition would need each change, so all of it runs in the global stage, in one engine.
 
 The analysis tries every candidate position of every input event type (a position holding a
 variable some rule passes on to its head) and keeps the assignment keying the most rules.
@@ -37,6 +40,7 @@ from reasoner.language.aggregates import group_variables
 from reasoner.language.ast import (
     Aggregate,
     Binary,
+    Compound,
     EventAtom,
     EventRule,
     Multiply,
@@ -45,6 +49,7 @@ from reasoner.language.ast import (
     Program,
     Span,
     Star,
+    Term,
     TimePoint,
     Var,
     Where,
@@ -149,6 +154,10 @@ def analyse(program: Program, policy: str = "unrestricted") -> Partitioning:
     <rules>:1:41: rule 1: event e: event type e/0 has no partition key
     """
     rules = program.event_rules
+    changing = _rule_changes(rules)
+    if changing:
+        reads = tuple(sorted({t for r in rules for t in _atom_types(r.body)}))
+        return Partitioning((), (), tuple(range(len(rules))), changing, reads)
     derived = {(r.head.name, len(r.head.args)) for r in rules}
     inputs = sorted({t for r in rules for t in _atom_types(r.body)} - derived)
     candidates = [sorted(_candidates(rules, t)) + [None] for t in inputs]
@@ -168,6 +177,38 @@ def analyse(program: Program, policy: str = "unrestricted") -> Partitioning:
         blockers=tuple(best.blockers[i] for i in remainder),
         reads=tuple(sorted({t for i in remainder for t in _atom_types(rules[i].body)})),
     )
+
+
+#: ETALIS's actions changing the rules while the stream runs.
+_RULE_CHANGES = ("ins_event_rule", "del_event_rule", "ins_static_rule", "del_static_rule")
+
+
+def _rule_changes(rules: tuple[EventRule, ...]) -> tuple[Blocker, ...]:
+    """A blocker per rule when some rule's action changes rules (none when none does)."""
+    for i, rule in enumerate(rules):
+        for q in walk(rule.body):
+            action = _rule_change(q.condition) if isinstance(q, Where) else None
+            if action is not None:
+                reason = (
+                    f"{_label(rule, i)} runs {action.functor}, which changes the rules while "
+                    "the stream runs: every partition would need the change, so nothing runs "
+                    "partitioned"
+                )
+                return tuple(
+                    Blocker(_name(r, j), "action", reason, action.span or q.span)
+                    for j, r in enumerate(rules)
+                )
+    return ()
+
+
+def _rule_change(goal: Term) -> Compound | None:
+    """The first ``do(Change(...))`` of a rule-changing action in ``goal``."""
+    match goal:
+        case Compound("do", (Compound(name, (_,)) as action,)) if name in _RULE_CHANGES:
+            return action
+        case Compound(_, args):
+            return next((c for a in args if (c := _rule_change(a)) is not None), None)
+    return None
 
 
 # ----------------------------------------------------------------------------- search

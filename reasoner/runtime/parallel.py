@@ -21,6 +21,7 @@ import multiprocessing
 import zlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache, partial
 from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import Any
@@ -103,17 +104,19 @@ class ParallelEngine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._lateness = lateness
-        if knowledge is None:  # the program's facts and Horn rules, evaluated once
-            facts = program_knowledge(program)
-            knowledge = lambda: facts  # noqa: E731
         # The global remainder. The router applies the lateness bound; derived events may
         # last longer than max_span (which only frees memory earlier).
         # The keyed stage marks positions only when the global stage reads what it derives;
         # else the global stage takes its input events as one engine does.
         feeds = bool(self._reads & partitioning.keyed_types(program))
         self._global: Engine | None = None
-        if not workers:
-            self._global = Engine(program, knowledge=knowledge(), **options)
+        own = knowledge is None
+        if knowledge is None:  # the program's facts and Horn rules, evaluated once
+            knowledge = cache(partial(program_knowledge, program))
+            if workers:  # (before the workers fork: they inherit it)
+                knowledge()
+        if not workers:  # one engine, owning the program's knowledge when none is given
+            self._global = Engine(program, knowledge=None if own else knowledge(), **options)
         elif partitioning.remainder:
             remainder, base = partitioning.remainder, knowledge()
             global_options = {**options, "max_span": None}

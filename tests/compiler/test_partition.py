@@ -180,3 +180,26 @@ def test_check_emit_partitioning_reads_all_files(capsys: pytest.CaptureFixture[s
         f"blocked {files[0]}:55:66: rule 5: event warningNear(A, _, _, _): its key "
         "(argument 2) is not a named variable"
     ) in lines
+
+
+def test_rule_changing_actions_keep_every_rule_global() -> None:
+    program = parse("c(X) <- a(X) SEQ b(X).\nr 'rule:' d(X) <- c(X) do ins_event_rule(e <- f).\n")
+    p = analyse(program)
+    reason = (
+        "<rules>:2:27: rule {}: action: rule r (<rules>:2:1) runs ins_event_rule, which changes "
+        "the rules while the stream runs: every partition would need the change, so nothing "
+        "runs partitioned"
+    )
+    assert p.dump(program) == "\n".join(
+        [
+            "key: none (nothing runs partitioned)",
+            "global rule 0 (<rules>:1:1): c(X)",
+            "global rule r (<rules>:2:1): d(X)",
+            "global reads a/1",
+            "global reads b/1",
+            "global reads c/1",
+            "blocked " + reason.format(0),
+            "blocked " + reason.format("r"),
+            "",
+        ]
+    )

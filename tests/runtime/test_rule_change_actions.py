@@ -12,6 +12,7 @@ from reasoner.language.ast import Atom, Compound
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.parallel import ParallelEngine
 
 CHANGES = """
 noop <- a do ins_static_rule(s1 :- s2).
@@ -89,3 +90,20 @@ def test_a_snapshot_is_only_restored_into_an_engine_that_made_the_same_changes()
     same.push(Event.at("a", (), 1))
     same.restore(engine.snapshot())
     assert same.push(Event.at("x", (2,), 2)) == [Event("seen", (2,), 2, 2)]
+
+
+def test_rule_changes_run_in_one_engine_with_workers() -> None:
+    # seen(E) <- x(E) alone would be keyed by E; the rule changes keep every rule global, in
+    # one engine owning the program's knowledge (as test_a_static_change_applies... finds).
+    rules = CHANGES + ASKS
+    with ParallelEngine(rules, workers=2) as engine:
+        assert engine.workers == 0
+        found = list(engine.run(Event.at(n, (t,) if n == "x" else (), t) for t, n in _ts("xaxabx")))
+    assert [d for d in found if d.name == "seen"] == [
+        Event("seen", (3,), 3, 3),
+        Event("seen", ("a",), 4, 4),
+    ]
+
+
+def _ts(names: str) -> list[tuple[int, str]]:
+    return list(enumerate(names, 1))
