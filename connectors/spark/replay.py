@@ -40,11 +40,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from connectors.events.inputs import open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
+from connectors.spark.aside import write_aside
 from connectors.spark.detect import Stage, detect
 from connectors.spark.runs import formatted_run, merge_runs
 from reasoner.compiler.partition import EventType, analyse
@@ -506,10 +507,14 @@ def _end_seq(item: tuple[Any, int, Event]) -> tuple[Any, int]:
 
 
 def _dump(path: Path, items: list[Any]) -> None:
-    """Write a list as pickled chunks (read back by :func:`_chunks`)."""
-    with open(path, "wb") as f:
+    """Write a list as pickled chunks (read back by :func:`_chunks`), aside and renamed: two
+    attempts of one task never leave a file cut at a chunk boundary."""
+
+    def write(f: IO[bytes]) -> None:
         for start in range(0, len(items), _CHUNK):
             pickle.dump(items[start : start + _CHUNK], f, pickle.HIGHEST_PROTOCOL)
+
+    write_aside(path, write)
 
 
 def _chunks(path: Path) -> Iterator[Any]:

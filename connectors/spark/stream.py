@@ -27,9 +27,7 @@ and no row is older than it by ``SHIFT`` while times stay below
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -39,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from connectors.events.jsonl import read_jsonl
 from connectors.events.refresh import Refresher
+from connectors.spark.aside import write_aside
 from connectors.spark.detect import Stage, use_knowledge
 from connectors.spark.keystate import (
     DETECTION,
@@ -242,13 +241,8 @@ class Sink:
             return None
         target = self.out / FOLDERS[kind] / f"batch-{batch:08d}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=target.parent, prefix=".", delete=False
-        ) as f:
-            f.write("".join(lines))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(f.name, target)
+        data = "".join(lines).encode("utf-8")
+        write_aside(target, lambda f: f.write(data))
         return target
 
 

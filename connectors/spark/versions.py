@@ -8,8 +8,9 @@ the micro-batch's stateful step, so there the driver picks the batch's version
 (:meth:`Versions.choose`): it reads the current snapshot once; a version not shipped yet is
 written to a file of the versions folder (its derived knowledge, pickled, written aside and
 renamed; the folder, under the checkpoint, must be readable at the same path by every
-executor), the choice is appended to the folder's ``versions.jsonl`` (a batch run again after a
-crash takes the version it had; the earlier versions' files are then removed), and the
+executor), the batch and its version are recorded in the folder's ``chosen.json`` (replaced
+atomically: a batch run again after a crash takes the version it had; when a new batch is
+chosen for, the files of the other versions are removed), and the
 version's name goes to the batch's tasks as a Spark local property. A Python worker reads a
 version's file once (:func:`current`) and its engine takes it before the batch's first key,
 so every event of a batch is evaluated against the same version.
@@ -19,12 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from connectors.spark.aside import write_aside
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Knowledge
 
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 #: The Spark local property naming a micro-batch's knowledge version.
 PROPERTY = "reasoner.knowledge"
+
+#: The versions folder's record of the last micro-batch chosen for and its version.
+STATE = "chosen.json"
 
 
 class Versions:
@@ -47,35 +50,42 @@ class Versions:
         self.knowledge = knowledge
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
-        self._log = folder / "versions.jsonl"
+        self._state = folder / STATE
         self._names: dict[int, str] = {}  # the knowledge base's version -> its file's name
-        self.chosen: list[tuple[int, str]] = []  # (first batch, version), as logged
-        if self._log.exists():
-            for line in self._log.read_text(encoding="utf-8").splitlines():
-                item = json.loads(line)
-                self.chosen.append((int(item["batch"]), str(item["version"])))
+        #: the last micro-batch chosen for and its version (None: none yet)
+        self.last: tuple[int, str] | None = None
+        if self._state.exists():
+            item = json.loads(self._state.read_text(encoding="utf-8"))
+            self.last = int(item["batch"]), str(item["version"])
 
     def choose(self, batch: int) -> str:
         """The version micro-batch ``batch`` uses: the one it had when it ran before, else
-        the current one (logged when it differs from the previous batch's)."""
-        for first, chosen in reversed(self.chosen):
-            if first == batch:
-                return chosen
+        the current one.
+
+        Raises:
+            ReasonerError: ``batch`` is before the last batch chosen for (Spark runs again
+                only the last one; the versions of the others are not kept).
+        """
+        if self.last is not None and batch <= self.last[0]:
+            if batch < self.last[0]:
+                raise ReasonerError(
+                    f"micro-batch {batch} runs after micro-batch {self.last[0]}: "
+                    "its knowledge version is not kept"
+                )
+            return self.last[1]
         snapshot = self.knowledge.snapshot()
         name = self._names.get(snapshot.version)
         if name is None:
-            name = self._names[snapshot.version] = self._write(snapshot.knowledge)
-        if not self.chosen or self.chosen[-1][1] != name:
-            with open(self._log, "a", encoding="utf-8") as log:
-                log.write(json.dumps({"batch": batch, "version": name}) + "\n")
-                log.flush()
-                os.fsync(log.fileno())
-            self.chosen.append((batch, name))
-            # Spark runs again only the batch that did not finish, this one: the versions
-            # of the earlier batches are not needed any more.
-            for old in self.folder.glob("*.pickle"):
-                if old.name != name:
-                    old.unlink()
+            name = self._write(snapshot.knowledge)
+            self._names = {snapshot.version: name}
+        state = json.dumps({"batch": batch, "version": name}).encode("utf-8")
+        write_aside(self._state, lambda f: f.write(state))
+        self.last = batch, name
+        # Spark runs again only the batch that did not finish, this one: the versions of
+        # the earlier batches are not needed any more.
+        for old in self.folder.glob("*.pickle"):
+            if old.name != name:
+                old.unlink()
         return name
 
     def _write(self, knowledge: Knowledge) -> str:
@@ -83,11 +93,7 @@ class Versions:
         name = hashlib.sha256(data).hexdigest()[:24] + ".pickle"
         target = self.folder / name
         if not target.exists():
-            with tempfile.NamedTemporaryFile(dir=self.folder, prefix=".", delete=False) as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(f.name, target)
+            write_aside(target, lambda f: f.write(data))
         return name
 
 
