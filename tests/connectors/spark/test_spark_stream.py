@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -325,7 +326,12 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
         )
     assert (len(expected), len(calls)) == (135, 4)
     folder = tmp_path / "checkpoint" / "knowledge"
-    log = [json.loads(line) for line in (folder / "versions.jsonl").read_text().splitlines()]
-    assert [item["batch"] for item in log] == [0, 2]
-    # only the version in use is kept
-    assert sorted(p.name for p in folder.iterdir()) == [log[1]["version"], "versions.jsonl"]
+    chosen = json.loads((folder / "chosen.json").read_text())
+    # only the version in use is kept: the refreshed one
+    assert sorted(p.name for p in folder.iterdir()) == ["chosen.json", chosen["version"]]
+    with open(folder / chosen["version"], "rb") as f:
+        kept = pickle.load(f)
+    everything = (None, None, None)
+    assert sorted(kept.solve("rdf", everything), key=str) == sorted(
+        kb.snapshot().solve("rdf", everything), key=str
+    )
