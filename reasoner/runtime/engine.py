@@ -219,8 +219,13 @@ class Engine:
         if self._in_callback:
             self._deferred.append(partial(self.remove_rules, which))
             return tuple(selected)
-        doomed = {id(rule) for rule in selected}
-        removed: dict[int, EventRule] = {}
+        self._rewire(self._remove(selected))
+        return tuple(selected)
+
+    def _remove(self, rules: Iterable[EventRule]) -> set[int]:
+        """Remove ``rules`` (of ``self.program``) in one pass, as :meth:`remove_rules`
+        describes; return the nodes the caller must rewire (:meth:`_rewire`)."""
+        doomed = {id(rule) for rule in rules}
         kept = []
         changed = set()  # the nodes whose parents change
         gone = set()  # their outputs
@@ -228,7 +233,6 @@ class Engine:
             if id(rule) in doomed:
                 self._nodes[out.input].disconnect(head)
                 changed.add(out.input)
-                removed[id(rule)] = rule
                 gone.add(id(out))
                 self._infos.pop(id(out), None)
             else:
@@ -240,9 +244,7 @@ class Engine:
         self._heads = [head for _, head, _ in kept]
         self._rules = [rule for _, _, rule in kept]
         self.program = Program(tuple(s for s in self.program.statements if id(s) not in doomed))
-        changed |= self._drop_unused()
-        self._rewire(changed)
-        return tuple(removed.values())
+        return changed | self._drop_unused()
 
     def _drop_unused(self) -> set[int]:
         """Disconnect the nodes no rule uses any more, and cancel their timers (and heapify

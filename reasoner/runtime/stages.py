@@ -44,13 +44,13 @@ class StageEngine(Engine):
         self, program: Program, keep: Sequence[int], *, marking: bool, **options: Any
     ) -> None:
         super().__init__(program, **options)
-        kept = {id(program.event_rules[i]) for i in keep}
-        for rule in program.event_rules:
-            if id(rule) not in kept and rule in self.program.event_rules:
-                self.remove_rules(rule)
+        kept = set(keep)
+        rules = self.program.event_rules
+        changed = self._remove([rule for i, rule in enumerate(rules) if i not in kept])
         if marking:
             self._marking = True
-            self._rewire(i for i in range(len(self._nodes)) if i not in self._removed)
+            changed |= set(range(len(self._nodes))) - self._removed
+        self._rewire(changed)
 
 
 def positions(engine: Engine, detections: Sequence[Event], root: Path = ()) -> list[Path]:
