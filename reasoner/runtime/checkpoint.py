@@ -26,6 +26,7 @@ from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import SnapshotError
+from reasoner.language.ast import dump
 from reasoner.runtime.aggregates import (
     SlidingAggregateNode,
     SlidingWindow,
@@ -46,22 +47,29 @@ VERSION = 1
 
 def fingerprint(engine: Engine) -> str:
     """What a snapshot may only be restored into: the compiled network, the static
-    rule changes made while the stream ran and the options.
+    rules when actions changed them (``ins_static_rule``) and the options.
 
     ``explain`` counts only when on (its snapshots hold derivations, which an engine without
     it cannot use and an engine with it needs): off, the fingerprint is the one of engines
-    that had no such option, whose snapshots still restore. The same for the static rule
-    changes (``ins_static_rule``): none made, none written."""
+    that had no such option, whose snapshots still restore. The same for the static rules:
+    written only when they differ from those the engine was given (whatever the changes that
+    led there)."""
     options = engine.options()
     if not options["explain"]:
         del options["explain"]
     text = (
         engine.network()
         + "\n"
-        + "".join(f"{name}({text})\n" for name, text in engine._static_changes)
+        + _changed_static(engine)
         + json.dumps({k: encode(v) for k, v in options.items()}, sort_keys=True)
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _changed_static(engine: Engine) -> str:
+    now = sorted(dump(c) for c in engine.program.static_rules)
+    given = sorted(dump(c) for c in engine._given_static)
+    return "" if now == given else "".join(f"{c}\n" for c in now)
 
 
 def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:

@@ -25,7 +25,7 @@ from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import EventRule, Program
+from reasoner.language.ast import EventRule, Program, StaticRule
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
@@ -145,7 +145,8 @@ class Engine:
         self._callbacks: dict[str | None, list[Callback]] = {}
         self._in_callback = 0  # callbacks running (rule changes they ask for wait)
         self._deferred: list[Callable[[], object]] = []  # those changes, in order
-        self._static_changes: list[tuple[str, str]] = []  # ins/del_static_rule actions made
+        # the static rules the engine was given (the actions' changes aside)
+        self._given_static: tuple[StaticRule, ...] = ()
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
@@ -190,6 +191,12 @@ class Engine:
         if self._in_callback:
             self._deferred.append(partial(self.add_rules, program))
             return
+        self._add(program)
+        self._given_static += program.static_rules
+
+    def _add(self, rules: Rules) -> None:
+        """Compile ``rules`` in (``ins_event_rule`` and ``ins_static_rule`` too)."""
+        program = load_rules(rules)
         if self.program.event_rules:  # problems between the running rules and the new ones
             check_program(self.program + program)
         rules_before, outputs_before = self._compiled
@@ -574,29 +581,23 @@ class Engine:
         matching nothing does nothing, as in ETALIS."""
         if name != "del_event_rule" or "<-" in text:  # a rule or clause, maybe unterminated
             text = text if text.rstrip().endswith(".") else text + "."
-        if name == "ins_event_rule":
-            self._deferred.append(partial(self.add_rules, text))
+        if name in ("ins_event_rule", "ins_static_rule"):
+            self._deferred.append(partial(self._add, text))
         elif name == "del_event_rule":
             self._deferred.append(partial(self._delete_rules, text))
         else:
-            self._deferred.append(partial(self._change_static, name, text))
+            self._deferred.append(partial(self._delete_static, text))
 
     def _delete_rules(self, which: str) -> None:
         if select_rules(self.program.event_rules, which):
             self.remove_rules(which)
 
-    def _change_static(self, name: str, text: str) -> None:
-        """``ins_static_rule`` adds the clauses of ``text``, ``del_static_rule`` removes the
-        program's clauses equal to them; the knowledge the conditions ask is rebuilt. The
-        changes are recorded: a snapshot only restores into an engine that made them too."""
-        if name == "ins_static_rule":
-            self.add_rules(text)
-        else:
-            gone = set(load_rules(text).static_rules)
-            kept = tuple(s for s in self.program.statements if s not in gone)
-            self.program = Program(kept)
-            self._runtime.knowledge = program_knowledge(self.program)
-        self._static_changes.append((name, text))
+    def _delete_static(self, text: str) -> None:
+        """``del_static_rule``: remove the program's clauses equal to those of ``text`` and
+        rebuild the knowledge the conditions ask (``ins_static_rule`` is :meth:`_add`)."""
+        gone = set(load_rules(text).static_rules)
+        self.program = Program(tuple(s for s in self.program.statements if s not in gone))
+        self._runtime.knowledge = program_knowledge(self.program)
 
     def _apply_deferred(self) -> None:
         """Make the rule changes callbacks asked for (the event that triggered them is

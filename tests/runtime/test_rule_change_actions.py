@@ -107,3 +107,21 @@ def test_rule_changes_run_in_one_engine_with_workers() -> None:
 
 def _ts(names: str) -> list[tuple[int, str]]:
     return list(enumerate(names, 1))
+
+
+def test_snapshots_match_by_the_static_rules_not_by_the_changes_that_led_there() -> None:
+    rules = "noop <- a do ins_static_rule(s1 :- s2).\nnoop <- b do del_static_rule(s1 :- s2).\n"
+    rules += "s2.\n" + ASKS
+    once, thrice, back = Engine(rules), Engine(rules), Engine(rules)
+    _run(once, "a")
+    _run(thrice, "aba")
+    _run(back, "ab")  # inserted then deleted: the rules it was given
+    thrice.restore(once.snapshot())
+    once.restore(thrice.snapshot())
+    assert once.push(Event.at("x", (9,), 9)) == [Event("seen", (9,), 9, 9)]
+    assert thrice.push(Event.at("x", (9,), 9)) == [Event("seen", (9,), 9, 9)]
+    Engine(rules).restore(back.snapshot())
+    with pytest.raises(SnapshotError, match="another program"):
+        Engine(rules).restore(thrice.snapshot())
+    with pytest.raises(SnapshotError, match="another program"):
+        back.restore(once.snapshot())
