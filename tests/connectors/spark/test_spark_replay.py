@@ -294,3 +294,28 @@ def test_knowledge_reaches_the_keyed_rules_on_the_executors(
     assert (out / "detections.jsonl").read_text() == expected.read_text()
     # s1 is over 30 at t = 3, 4, 5; s2 over 20 at t = 0, 1, 2: 3 hot and 3 pairs each
     assert len(expected.read_text().splitlines()) == 12
+
+
+def test_rule_changing_actions_run_in_one_engine_as_reasoner_run(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # seen(E) would be keyed by E; ins_static_rule keeps every rule global, in one engine
+    rules = tmp_path / "r.event"
+    rules.write_text("noop <- a do ins_static_rule(s1 :- s2).\ns2.\nseen(E) <- x(E) WHERE s1.\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        '{"name":"x","args":[1],"time":1}\n{"name":"a","args":[],"time":2}\n'
+        '{"name":"x","args":[3],"time":3}\n'
+    )
+    expected = tmp_path / "run.jsonl"
+    status, _ = _reasoner_run(
+        str(rules), "--events", str(events), "--workers", "2", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    assert main(["spark", "replay", str(rules), "--events", str(events), "--out", str(out)]) == 0
+    assert (out / "detections.jsonl").read_text() == expected.read_text()
+    assert [json.loads(line)["name"] for line in expected.read_text().splitlines()] == [
+        "noop",
+        "seen",
+    ]
