@@ -1,16 +1,17 @@
-"""Rule files and text -> one :class:`~reasoner.language.ast.Program`; parsed rule files are
-kept between processes.
+"""Rule files and text -> one :class:`~reasoner.language.ast.Program`; parsed rules are kept
+between processes.
 
 Parsing a rule file costs about as much as the rest of a command's start-up (lark's import,
-its lexer, the tree transform), so :func:`parse_file` keeps each file's program in the user's
-cache directory (``$XDG_CACHE_HOME/etalis-reasoner/programs``, else ``~/.cache/...``): one
-entry per rule file path, holding the key it was parsed under (the file's text and path, and
-the parser's own source: grammar, parser, AST and operator modules, the Python version). A
-changed file or parser only misses; an entry that cannot be read, was cut short or does not
-match its checksum is parsed again and rewritten; a cache that cannot be written only costs the
-parse. The most recently written :data:`KEEP` entries are kept. Entries are pickles, like
-lark's own cache beside them: the directory is the user's. This module does not import lark:
-:mod:`reasoner.language.parser` is loaded on a miss.
+its lexer, the tree transform), so :func:`parse_file` and :func:`parse_text` keep the program
+in the user's cache directory (``$XDG_CACHE_HOME/etalis-reasoner/programs``, else
+``~/.cache/...``): one entry per rule file path, or per rule text of at least
+:data:`CACHED_TEXT` characters, holding the key it was parsed under (the text and the file's
+path, and the parser's own source: grammar, parser, AST and operator modules, the Python
+version). A changed file or parser only misses; an entry that cannot be read, was cut short
+or does not match its checksum is parsed again and rewritten; a cache that cannot be written
+only costs the parse. The most recently written :data:`KEEP` entries are kept. Entries are
+pickles, like lark's own cache beside them: the directory is the user's. This module does not
+import lark: :mod:`reasoner.language.parser` is loaded on a miss.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from reasoner.language.ast import Program
 FORMAT = b"reasoner-program 1"
 #: Entries kept (one per rule file path); writing one more removes the oldest.
 KEEP = 256
+#: Rule text shorter than this is parsed every time: a few rules parse in milliseconds, and the
+#: rules that actions add while a stream runs would crowd the files' entries out.
+CACHED_TEXT = 2000
 #: What the parser's output depends on besides the rule file (relative to this package).
 _PARSER_SOURCES = ("grammar/etalis.lark", "parser.py", "ast.py", "operators.py")
 
@@ -42,7 +46,7 @@ def load_rules(rules: Rules) -> Program:
     """Parse rule text, rule files and programs into one program.
 
     A string that names an existing ``.event`` file is read as that file; any other string is
-    rule text.
+    rule text (:func:`parse_text`).
 
     >>> len(load_rules("c <- a SEQ b.").event_rules)
     1
@@ -54,9 +58,7 @@ def load_rules(rules: Rules) -> Program:
     if isinstance(rules, str):
         if rules.endswith(".event") and "\n" not in rules and Path(rules).is_file():
             return parse_file(rules)
-        from reasoner.language.parser import parse
-
-        return parse(rules)
+        return parse_text(rules)
     program = Program()
     for part in rules:
         program = program + load_rules(part)
@@ -79,18 +81,35 @@ def parse_file(path: str | Path) -> Program:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
-    folder, parser = cache_dir(), _parser_digest()
+    return parse_text(text, str(path))
+
+
+def parse_text(text: str, file: str | None = None) -> Program:
+    """Parse rule text, or take its program from the cache (the text of a ``file``, or rule
+    text of at least :data:`CACHED_TEXT` characters).
+
+    Args:
+        text: the rules.
+        file: the file they were read from (spans carry it), or None.
+
+    Raises:
+        RuleSyntaxError: the text does not parse.
+    """
+    folder = cache_dir() if file is not None or len(text) >= CACHED_TEXT else None
+    parser = _parser_digest()
     entry = key = None
     if folder is not None and parser is not None:
-        name = str(path).encode("utf-8", "surrogateescape")
-        entry = folder / hashlib.sha256(name).hexdigest()
-        key = hashlib.sha256(parser + name + b"\0" + text.encode("utf-8")).hexdigest().encode()
+        name = b"\0" if file is None else file.encode("utf-8", "surrogateescape")
+        source = text.encode("utf-8", "surrogatepass")
+        # one entry per file (a changed file replaces its entry), or per text
+        entry = folder / hashlib.sha256(source if file is None else name).hexdigest()
+        key = hashlib.sha256(parser + name + b"\0" + source).hexdigest().encode()
         program = _read(entry, key)
         if program is not None:
             return program
     from reasoner.language.parser import parse
 
-    program = parse(text, str(path))
+    program = parse(text, file)
     if entry is not None and key is not None:
         _write(entry, key, program)
     return program

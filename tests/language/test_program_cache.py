@@ -14,7 +14,8 @@ import pytest
 from reasoner.errors import RuleSyntaxError
 from reasoner.language import loader, parser
 from reasoner.language.ast import Program, dump
-from reasoner.language.loader import cache_dir, parse_file
+from reasoner.language.loader import cache_dir, load_rules, parse_file
+from reasoner.runtime.engine import Engine
 
 RULES = "ce(X) <- a(X) SEQ b(X) WHERE X > 1.\n"
 
@@ -180,3 +181,41 @@ def test_only_the_latest_entries_are_kept(
     assert len(parses) == 5
     parse_file(paths[0])  # removed: parsed again
     assert len(parses) == 6
+
+
+def test_long_rule_text_is_parsed_once_then_loaded(parses: list[str]) -> None:
+    text = "".join(f"c{i}(X) <- a{i}(X) SEQ b{i}(X).\n" for i in range(100))
+    assert len(text) >= loader.CACHED_TEXT
+    expected = dump(parser.parse(text))
+    parses.clear()
+    first, second = load_rules(text), Engine(text).program
+    assert parses == [text]
+    assert dump(second) == dump(first) == expected
+    span = second.event_rules[99].span
+    assert span is not None and (span.file, span.line, span.column) == (None, 100, 1)
+    assert len(list(cache_dir().iterdir())) == 1  # type: ignore[union-attr]
+    changed = text.replace("c99", "d99")
+    assert load_rules(changed).event_rules[99].head.name == "d99"
+    assert parses == [text, changed]
+    assert len(list(cache_dir().iterdir())) == 2  # type: ignore[union-attr]  # one per text
+
+
+def test_short_rule_text_is_parsed_every_time(parses: list[str]) -> None:
+    # e.g. the rules actions add while a stream runs: no entry each
+    assert len(RULES) < loader.CACHED_TEXT
+    assert load_rules(RULES) == load_rules(RULES)
+    assert parses == [RULES, RULES]
+    assert list(cache_dir().iterdir()) == []  # type: ignore[union-attr]
+
+
+def test_a_file_and_the_same_text_keep_their_own_spans(
+    parses: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loader, "CACHED_TEXT", 1)
+    path = _rules(tmp_path)
+    from_file, from_text = parse_file(path), load_rules(RULES)
+    assert parses == [RULES, RULES]
+    assert (parse_file(path), load_rules(RULES)) == (from_file, from_text)
+    assert parses == [RULES, RULES]
+    spans = [p.event_rules[0].span for p in (parse_file(path), load_rules(RULES))]
+    assert [s.file for s in spans if s is not None] == [str(path), None]
