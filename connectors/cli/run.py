@@ -181,7 +181,11 @@ def _add_rules(group: Any) -> None:
 
 def _add_knowledge(group: Any) -> None:
     add_knowledge_options(group)
-    add_refresh_option(group, "the engine switches between two events")
+    add_refresh_option(
+        group,
+        "the engine, with --workers every worker, switches between two events: the events "
+        "read after it use the new version",
+    )
 
 
 def _add_output(group: Any) -> None:
@@ -371,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
                     if position <= skip:
                         continue
                     if refresher is not None:
-                        refresher.poll(engine)  # type: ignore[arg-type]
+                        refresher.poll(engine)
                     if watcher is not None:
                         watcher.poll(engine)  # type: ignore[arg-type]
                     try:
@@ -481,7 +485,8 @@ def _engine(
     args: argparse.Namespace, program: Program, knowledge: Any, lateness: Time
 ) -> Engine | ParallelEngine:
     """The engine, or with --workers the parallel one (the knowledge is built once, here;
-    each worker process inherits its own copy)."""
+    each worker process inherits its own copy, and is sent each refreshed version:
+    ``ParallelEngine.use_knowledge``)."""
     from reasoner.runtime.engine import Engine
 
     options = {
@@ -501,8 +506,6 @@ def _engine(
             explain=args.explain,
             **options,
         )
-    if args.refresh_every is not None:
-        raise ReasonerError("--refresh-every does not work with --workers yet")
     if args.workers < 1:
         raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
     from reasoner.runtime.parallel import ParallelEngine

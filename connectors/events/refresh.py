@@ -22,6 +22,7 @@ from reasoner.knowledge.base import Knowledge
 if TYPE_CHECKING:
     from reasoner.knowledge.snapshot import KnowledgeBase
     from reasoner.runtime.engine import Engine
+    from reasoner.runtime.parallel import ParallelEngine
 
 
 def _report(message: str) -> None:
@@ -83,8 +84,9 @@ class Refresher:
         """Ask for a refresh now (what SIGHUP does)."""
         self._asked.set()
 
-    def poll(self, engine: Engine) -> None:
-        """Between two events: give ``engine`` the newest refreshed knowledge, if any."""
+    def poll(self, engine: Engine | ParallelEngine) -> None:
+        """Between two events: give ``engine`` the newest refreshed knowledge, if any (the
+        events pushed after this call use it; a ParallelEngine's workers too)."""
         if self._ready is not None:  # the common case, without the lock
             with self._lock:
                 ready, self._ready = self._ready, None

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from reasoner.errors import KnowledgeError, ReasonerError
 from reasoner.knowledge.datalog import DerivedKnowledge, Model, Relation, Strata, evaluate, prepare
@@ -121,6 +122,12 @@ class Snapshot:
         default_factory=dict, repr=False, compare=False
     )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (sent to a worker process), a snapshot leaves its store and its answers
+        behind: the copy answers conditions and justifies facts as this one does, and its
+        store is empty (it answers no SPARQL)."""
+        return _detached, (self.version, self.knowledge, self.strata, self.closure, self.stats)
+
     def defines(self, predicate: str, arity: int) -> bool:
         """Whether ``predicate/arity`` is known (rules, facts or the store)."""
         return self.knowledge.defines(predicate, arity)
@@ -142,6 +149,17 @@ class Snapshot:
                 self.answers.clear()
             self.answers[key] = rows
         return iter(rows)
+
+
+def _detached(
+    version: int,
+    knowledge: DerivedKnowledge,
+    strata: Strata,
+    closure: Closure,
+    stats: Mapping[str, float],
+) -> Snapshot:
+    """An unpickled :class:`Snapshot` (with an empty store)."""
+    return Snapshot(version, Store(), knowledge, strata, closure, dict(stats))
 
 
 #: How many on-demand calls a :class:`Snapshot` keeps the answers of.

@@ -18,9 +18,11 @@ import hashlib
 import heapq
 import math
 import multiprocessing
+import pickle
 import zlib
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from functools import cache, partial
 from multiprocessing.connection import Connection
 from operator import itemgetter
@@ -36,6 +38,7 @@ from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, is_time, rejection
+from reasoner.runtime.rulechanges import refuse_static_changes
 from reasoner.runtime.stages import GlobalStage, Path, StageEngine, positions
 from reasoner.values import NUMBER_TYPES
 
@@ -275,6 +278,25 @@ class ParallelEngine:
             yield from self.push(event)
         yield from self.flush()
 
+    def use_knowledge(self, knowledge: Knowledge) -> None:
+        """Evaluate every event taken after this call against ``knowledge`` (e.g. a refreshed
+        ``KnowledgeBase.snapshot()``), in every worker and the global stage alike, as
+        :meth:`Engine.use_knowledge <reasoner.runtime.engine.Engine.use_knowledge>` does
+        between two events: the events taken so far are run first, against the previous
+        knowledge (their detections are reported by the next :meth:`push` or :meth:`flush`),
+        then the new version is sent to the workers (pickled once), so the switch falls at
+        the same event as in one engine. Events waiting in the lateness buffer are not taken
+        yet: they use the new version, as in one engine. Raises EngineError, changing
+        nothing, when a rule changes the program's static rules."""
+        refuse_static_changes(self._identity[0])
+        self._process_all()
+        if self.workers:
+            self._ask(("knowledge", pickle.dumps(knowledge, pickle.HIGHEST_PROTOCOL)))
+        if self._global is not None:
+            self._global.use_knowledge(knowledge)
+        if self._rules is not None:  # the workers' later derivations are justified against it
+            self._rules = replace(self._rules, knowledge=knowledge)
+
     def _release(self, up_to: Any) -> list[Event]:
         out: list[Event] = []
         while self._buffer and self._buffer[0][0] <= up_to:
@@ -384,8 +406,7 @@ class ParallelEngine:
         """Every engine's state and the router's (the detections not final yet, the lateness
         buffer, the counters), in the snapshot format of :mod:`reasoner.runtime.checkpoint`.
         Processes what was taken first: call it between two events."""
-        final = self._process_all()
-        self._pending = [(order_key(d), d) for d in final] + self._pending
+        self._process_all()
         encode = checkpoint.encode
         state = {
             "fingerprint": _fingerprint(*self._identity),
@@ -440,11 +461,11 @@ class ParallelEngine:
         self._now, self._latest, self._seq = now, latest, seq
         self._counts.update(counts)
 
-    def _process_all(self) -> list[Event]:
+    def _process_all(self) -> None:
         """Run every event taken so far, keeping the detections pending (not reported)."""
         final = self._drain()
         self._counts["detections"] -= len(final)
-        return final
+        self._pending = [(order_key(d), d) for d in final] + self._pending
 
 
 #: What the keyed stage derived from one input event, by its sequence number (-1: fired by
@@ -552,6 +573,9 @@ def _work(
         try:
             if kind == "batch":
                 answer: Any = ordered_batch(engine, message[1], message[2], reads)
+            elif kind == "knowledge":  # (between two batches: the router drained them)
+                engine.use_knowledge(pickle.loads(message[1]))
+                answer = None
             elif kind == "stats":
                 answer = engine.stats()
             elif kind == "snapshot":

@@ -137,3 +137,60 @@ def test_sighup_refreshes_a_running_replay(tmp_path: Path) -> None:
         finally:
             guard.cancel()
             proc.kill()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="SIGHUP is POSIX")
+def test_sighup_refreshes_every_worker_at_the_same_event(tmp_path: Path) -> None:
+    """With --workers 2: the events read after a refresh use the new version in every worker
+    (the detections come at the end, in the defined order); a broken refresh keeps the last."""
+    knowledge = tmp_path / "limits.ttl"
+    _limits(knowledge, 30)
+    rules = tmp_path / "hot.event"
+    rules.write_text(RULES)
+    command = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--events", "-"]
+    command += ["--knowledge", str(knowledge), "--entailment", "none", "--workers", "2"]
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        guard = threading.Timer(120, proc.kill)
+        guard.start()
+        try:
+
+            def send(*readings: tuple[int, int]) -> None:
+                for value, at in readings:
+                    line = {"name": "reading", "args": [{"iri": S1}, value], "time": at}
+                    proc.stdin.write(json.dumps(line) + "\n")  # type: ignore[union-attr]
+                # A bad line: reported once every reading before it was pushed.
+                proc.stdin.write("{\n")  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+                wait("skipped")
+
+            def wait(text: str) -> None:
+                for line in proc.stderr:  # type: ignore[union-attr]
+                    if text in line:
+                        return
+                raise AssertionError(f"no {text!r} on stderr")
+
+            send((35, 1), (32, 2))  # limit 30: both hot
+            _limits(knowledge, 40)
+            proc.send_signal(signal.SIGHUP)
+            wait("version 2 ready")
+            send((35, 3), (45, 4))  # limit 40: 45 only
+            knowledge.write_text("<http://example.org/s1> <http://example.org/limit> .\n")
+            proc.send_signal(signal.SIGHUP)
+            wait("refresh failed, version 2 stays in use")
+            send((35, 5), (41, 6))  # still 40
+            proc.stdin.close()
+            assert proc.wait() == 3  # (the bad lines)
+            found = [(line["args"][1], line["end"]) for line in map(json.loads, proc.stdout)]
+            assert found == [(35, 1), (32, 2), (45, 4), (41, 6)]
+            assert "knowledge refreshed 1 times (1 refreshes failed)" in proc.stderr.read()
+        finally:
+            guard.cancel()
+            proc.kill()
