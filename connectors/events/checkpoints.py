@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasoner.aside import write_aside
 from reasoner.errors import ReasonerError, SnapshotError
 from reasoner.runtime.checkpoint import pack, unpack
 
@@ -122,17 +123,7 @@ class Checkpoints:
             "output_bytes": os.lseek(output.fileno(), 0, os.SEEK_CUR),
             "counts": counts,
         }
-        aside = self.path.with_name(FILE + ".new")
-        with open(aside, "wb") as f:
-            f.write(pack(state))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(aside, self.path)
-        directory = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        write_aside(self.path, lambda f: f.write(pack(state)))
         self._since = 0
         self._last = time.monotonic()
 

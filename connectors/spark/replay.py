@@ -45,9 +45,9 @@ from typing import IO, TYPE_CHECKING, Any
 from connectors.events.inputs import open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
-from connectors.spark.aside import write_aside
 from connectors.spark.detect import Stage, detect
 from connectors.spark.runs import formatted_run, merge_runs
+from reasoner.aside import write_aside
 from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge

@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 from connectors.events.jsonl import read_jsonl
 from connectors.events.refresh import Refresher
-from connectors.spark.aside import write_aside
 from connectors.spark.detect import Stage, use_knowledge
 from connectors.spark.keystate import (
     DETECTION,
@@ -55,6 +54,7 @@ from connectors.spark.keystate import (
 from connectors.spark.runs import merge_runs
 from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
 from connectors.spark.versions import PROPERTY, Versions, current
+from reasoner.aside import write_aside
 from reasoner.compiler.partition import analyse
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program, event_arities

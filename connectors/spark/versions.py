@@ -24,7 +24,7 @@ import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from connectors.spark.aside import write_aside
+from reasoner.aside import write_aside
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Knowledge
 

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from reasoner.aside import write_aside
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program
 
@@ -163,13 +164,9 @@ def _write(entry: Path, key: bytes, program: Program) -> None:
     """Write an entry aside and rename it over the old one (a reader never sees half)."""
     body = pickle.dumps(program, protocol=pickle.HIGHEST_PROTOCOL)
     header = FORMAT + b" " + key + b" " + hashlib.sha256(body).hexdigest().encode()
-    partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
     try:
-        partial.write_bytes(header + b"\n" + body)
-        os.replace(partial, entry)
+        write_aside(entry, lambda f: f.write(header + b"\n" + body), sync=False)
     except OSError:
-        with contextlib.suppress(OSError):
-            partial.unlink()
         return
     _prune(entry.parent)
 

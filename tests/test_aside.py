@@ -5,7 +5,7 @@ from typing import IO
 
 import pytest
 
-from connectors.spark.aside import write_aside
+from reasoner.aside import write_aside
 
 
 def test_a_writer_that_fails_half_way_leaves_the_old_file(tmp_path: Path) -> None:
