@@ -40,7 +40,6 @@ from reasoner.language.aggregates import group_variables
 from reasoner.language.ast import (
     Aggregate,
     Binary,
-    Compound,
     EventAtom,
     EventRule,
     Multiply,
@@ -49,11 +48,11 @@ from reasoner.language.ast import (
     Program,
     Span,
     Star,
-    Term,
     TimePoint,
     Var,
     Where,
     Window,
+    rule_changes,
     walk,
 )
 from reasoner.language.check import bound_variables
@@ -154,7 +153,7 @@ def analyse(program: Program, policy: str = "unrestricted") -> Partitioning:
     <rules>:1:41: rule 1: event e: event type e/0 has no partition key
     """
     rules = program.event_rules
-    changing = _rule_changes(rules)
+    changing = _rule_change_blockers(rules)
     if changing:
         reads = tuple(sorted({t for r in rules for t in _atom_types(r.body)}))
         return Partitioning((), (), tuple(range(len(rules))), changing, reads)
@@ -179,15 +178,11 @@ def analyse(program: Program, policy: str = "unrestricted") -> Partitioning:
     )
 
 
-#: ETALIS's actions changing the rules while the stream runs.
-_RULE_CHANGES = ("ins_event_rule", "del_event_rule", "ins_static_rule", "del_static_rule")
-
-
-def _rule_changes(rules: tuple[EventRule, ...]) -> tuple[Blocker, ...]:
+def _rule_change_blockers(rules: tuple[EventRule, ...]) -> tuple[Blocker, ...]:
     """A blocker per rule when some rule's action changes rules (none when none does)."""
     for i, rule in enumerate(rules):
         for q in walk(rule.body):
-            action = _rule_change(q.condition) if isinstance(q, Where) else None
+            action = next(rule_changes(q.condition), None) if isinstance(q, Where) else None
             if action is not None:
                 reason = (
                     f"{_label(rule, i)} runs {action.functor}, which changes the rules while "
@@ -199,16 +194,6 @@ def _rule_changes(rules: tuple[EventRule, ...]) -> tuple[Blocker, ...]:
                     for j, r in enumerate(rules)
                 )
     return ()
-
-
-def _rule_change(goal: Term) -> Compound | None:
-    """The first ``do(Change(...))`` of a rule-changing action in ``goal``."""
-    match goal:
-        case Compound("do", (Compound(name, (_,)) as action,)) if name in _RULE_CHANGES:
-            return action
-        case Compound(_, args):
-            return next((c for a in args if (c := _rule_change(a)) is not None), None)
-    return None
 
 
 # ----------------------------------------------------------------------------- search

@@ -15,15 +15,14 @@ from fractions import Fraction
 from typing import TextIO
 
 from reasoner.errors import EngineError
+from reasoner.language.ast import RULE_CHANGES
 from reasoner.values import IRI, Struct, Value
 
 Action = Callable[..., object]
 
-#: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers). ETALIS's
-#: ``ins_event_rule(Rule)`` / ``del_event_rule(Label or Rule)`` change the engine's event
-#: rules, ``ins_static_rule(Clause)`` / ``del_static_rule(Clause)`` its static ones.
+#: The built-in actions by ``(name, arity)`` (what ``reasoner run`` offers): printing and
+#: ETALIS's :data:`~reasoner.language.ast.RULE_CHANGES`.
 PRINTING = frozenset({("write", 1), ("print", 1), ("writeln", 1), ("nl", 0)})
-RULE_CHANGES = ("ins_event_rule", "del_event_rule", "ins_static_rule", "del_static_rule")
 BUILTIN_ACTIONS = PRINTING | {(name, 1) for name in RULE_CHANGES}
 
 

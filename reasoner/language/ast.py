@@ -129,6 +129,32 @@ INTERVAL_GOALS = {"t1": "$start", "t2": "$end", "current_datime": "$end"}
 PATTERN_GOALS = frozenset({("prolog", 1), ("check", 1)})
 
 
+#: ETALIS's actions changing the rules while the stream runs: ``ins_event_rule(Rule)`` and
+#: ``del_event_rule(Label or Rule)`` the event rules, ``ins_static_rule(Clause)`` and
+#: ``del_static_rule(Clause)`` the static ones.
+RULE_CHANGES = ("ins_event_rule", "del_event_rule", "ins_static_rule", "del_static_rule")
+
+
+def rule_changes(goal: Term) -> Iterator[Compound]:
+    """The rule-changing actions ``goal`` runs, in order: ``do(ins_event_rule(R))``, also in
+    a conjunction of actions ``do((A, B))``.
+
+    >>> change = Compound("del_event_rule", (Atom("r1"),))
+    >>> goal = Compound(",", (Var("X"), Compound("do", (Compound(",", (Atom("nl"), change)),))))
+    >>> list(rule_changes(goal)) == [change]
+    True
+    """
+    match goal:
+        case Compound("do", (actions,)):
+            for action in conjuncts(actions):
+                match action:
+                    case Compound(name, (_,)) if name in RULE_CHANGES:
+                        yield action
+        case Compound(_, args):
+            for arg in args:
+                yield from rule_changes(arg)
+
+
 def term_variables(term: Term) -> Iterator[Var]:
     """Every variable occurrence in a term, left to right (anonymous ``_`` included).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reasoner.errors import EngineError
-from reasoner.language.ast import Compound, EventRule, Program, Term, Where, walk
+from reasoner.language.ast import EventRule, Program, Where, rule_changes, walk
 from reasoner.language.loader import load_rules
 from reasoner.language.printer import to_source
 
@@ -40,21 +40,15 @@ def refuse_static_changes(program: Program) -> None:
     cannot make them."""
     for rule in program.event_rules:
         for pattern in walk(rule.body):
-            if isinstance(pattern, Where) and _changes_static(pattern.condition):
+            if isinstance(pattern, Where) and any(
+                change.functor.endswith("_static_rule")
+                for change in rule_changes(pattern.condition)
+            ):
                 raise EngineError(
                     f"{rule.span or to_source(rule.head)}: ins_static_rule and "
                     "del_static_rule change the program's own facts and rules; this engine "
                     "asks knowledge it was given"
                 )
-
-
-def _changes_static(goal: Term) -> bool:
-    match goal:
-        case Compound("do", (Compound(name, (_,)),)) if name.endswith("_static_rule"):
-            return True
-        case Compound(_, args):
-            return any(_changes_static(a) for a in args)
-    return False
 
 
 def quoted(which: str | EventRule) -> str:

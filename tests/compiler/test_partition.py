@@ -203,3 +203,15 @@ def test_rule_changing_actions_keep_every_rule_global() -> None:
             "",
         ]
     )
+
+
+def test_a_rule_change_among_other_actions_keeps_every_rule_global() -> None:
+    program = parse("c(X) <- a(X) SEQ b(X).\nd(X) <- c(X) do (write(X), ins_event_rule(e <- f)).\n")
+    reason = (
+        "<rules>:2:28: rule {}: action: rule 1 (<rules>:2:1) runs ins_event_rule, which changes "
+        "the rules while the stream runs: every partition would need the change, so nothing "
+        "runs partitioned"
+    )
+    lines = analyse(program).dump(program).splitlines()
+    assert lines[0] == "key: none (nothing runs partitioned)"
+    assert lines[-2:] == ["blocked " + reason.format(0), "blocked " + reason.format(1)]

@@ -76,6 +76,8 @@ def test_static_changes_need_the_programs_own_knowledge() -> None:
     engine = Engine("c <- a.", knowledge=FactBase())
     with pytest.raises(EngineError, match="<rules>:1:1: ins_static_rule"):
         engine.add_rules("noop <- b do del_static_rule(s2).")
+    with pytest.raises(EngineError, match="<rules>:1:1: ins_static_rule"):
+        engine.add_rules("noop <- b do (nl, del_static_rule(s2)).")  # among other actions
     with pytest.raises(EngineError, match="<rules>:2:1: ins_static_rule"):
         Engine(CHANGES).use_knowledge(FactBase())
 
