@@ -167,7 +167,35 @@ def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callabl
         return alarm_head(out, out.alarm.absolute, arguments, scope, trace)
     source = (
         "def derive(v, s, e, w):\n"
-        f"    event = new(kind, (name, {arguments}, s, e))\n"
+        f"    event = new(kind, (name, {arguments}, s, e))\n" + _deliver(trace)
+    )
+    return define(source, f"head {out.head.name}", scope)
+
+
+def build_ring(engine: Engine) -> Callable[[Event, Output], None]:
+    """What an alarm's timer calls when it rings, ``ring(event, rule)``: ``event`` (built,
+    provenance and all, when the alarm was scheduled) is derived by ``rule`` as its head
+    derives an event (:func:`build_head`)."""
+    source = (
+        "def ring(event, rule):\n"
+        "    receivers = routes.get((event[0], len(event[1])))\n" + _deliver([])
+    )
+    scope = {
+        "seen": engine._seen,
+        "append": engine._agenda.append,
+        "callbacks": engine._callbacks,
+        "notify": engine._notify,
+        "routes": engine._routes,
+        "engine": engine,
+    }
+    return define(source, "alarm ring", scope)
+
+
+def _deliver(trace: list[str]) -> str:
+    """Source of what a head does with its ``event`` (``rule`` derived it, ``receivers``
+    wait for it): a duplicate is counted and dropped; anything else is recorded (with the
+    lines of ``trace``), reported to the callbacks and queued on the agenda."""
+    return (
         "    if event in seen:\n"
         "        engine._counts['duplicates'] += 1\n"
         "    else:\n"
@@ -179,7 +207,6 @@ def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callabl
         "        if receivers:\n"
         "            append((event, receivers, rule))\n"
     )
-    return define(source, f"head {out.head.name}", scope)
 
 
 def head_arguments(

@@ -30,7 +30,7 @@ from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
 from reasoner.runtime.alarms import AlarmTimer
-from reasoner.runtime.build import build_head, build_node
+from reasoner.runtime.build import build_head, build_node, build_ring
 from reasoner.runtime.events import Event, is_time, rejection
 from reasoner.runtime.inline import inline
 from reasoner.runtime.nodes import Node, Runtime, SourceNode, dispatcher
@@ -170,6 +170,8 @@ class Engine:
         self._feed_lists: list[Sequence[int]] = []
         self._input_lists: list[tuple[int, ...]] = []
         self._keepers: list[int] = []
+        # an alarm's timer rings: its event derived as the rule's head derives one
+        self._ring = build_ring(self)
         self.add_rules(rules)
 
     # ------------------------------------------------------------------ building
@@ -371,20 +373,6 @@ class Engine:
         """The receivers of the sources waiting for ``name/arity`` (a list that grows as
         rules are added)."""
         return self._routes.setdefault((name, arity), [])
-
-    def _ring(self, event: Event, out: Output) -> None:
-        """An alarm rings (the clock is at its time): ``event`` is derived by rule ``out``,
-        as its generated head derives (:func:`~reasoner.runtime.build.build_head`)."""
-        if event in self._seen:
-            self._counts["duplicates"] += 1
-            return
-        self._seen.add(event)
-        self._detected.append(event)
-        if self._callbacks:
-            self._notify(event)
-        receivers = self._routes.get((event[0], len(event[1])))
-        if receivers:
-            self._agenda.append((event, receivers, out))
 
     def _runaway(self, out: Output) -> EngineError:
         label = out.label or f"rule {out.rule}"

@@ -35,6 +35,18 @@ def test_a_relative_alarm_rings_its_delay_after_the_detection() -> None:
     assert engine.stats().detections == 2
 
 
+def test_a_ringing_alarm_derives_as_a_head_does() -> None:
+    engine = Engine("exceptionAlarm(b, 1) <- a(X).\nafter_b <- b SEQ x.")
+    told: list[Event] = []
+    engine.on("b", told.append)
+    engine.push(Event.at("a", (1,), 10))
+    engine.push(Event.at("a", (2,), 10))  # the same b [10, 11]: one detection, one duplicate
+    assert engine.advance(11) == [Event("b", (), 10, 11)]
+    assert told == [Event("b", (), 10, 11)]
+    assert engine.stats().duplicates == 1
+    assert engine.push(Event.at("x", (), 12)) == [Event("after_b", (), 10, 12)]
+
+
 def test_an_alarm_rings_before_the_events_of_its_time() -> None:
     engine = Engine(
         "exceptionAlarm(b, 2) <- a.\nwith_x <- b AND x.\nafter_b <- b SEQ x.\n"
