@@ -55,9 +55,9 @@ average(C, A) <- aggregate(avg(P), stock(C, P, _V), A, count(10)).
 """
 
 
-def synthetic_stations(count: int, seed: int) -> list[Station]:
-    """``count`` stations at random places of the interior West (37-47 N, 121-103 W)."""
-    rng = random.Random(seed)
+def synthetic_stations(count: int, rng: random.Random) -> list[Station]:
+    """``count`` stations at random places of the interior West (37-47 N, 121-103 W), drawn
+    from ``rng`` (bench_spark_detection.py draws its storms from it next)."""
     return [
         Station(
             f"S{i:05d}",
@@ -86,7 +86,7 @@ def neighbour_facts(stations: list[Station], km: float) -> str:
 
 
 def mesowest_workload(stations: int, days: float, km: float, seed: int):
-    table = synthetic_stations(stations, seed)
+    table = synthetic_stations(stations, random.Random(seed))
     storms = storm_systems(table, days, seed)
     events = list(merge_streams(*(simulate(s, days, seed, storms) for s in table)))
     rules = load_rules(

@@ -122,23 +122,16 @@ def _descendants(pid: int) -> list[int]:
 
 
 def make_archive(folder: Path, stations: int, days: float, seed: int = 7) -> list[Path]:
-    """One MesoWest CSV file per synthetic station (storms at a tenth of them)."""
+    """One MesoWest CSV file per synthetic station of bench_scaleout.py (storms at a tenth
+    of them)."""
     from datetime import UTC, datetime, timedelta
 
+    from bench_scaleout import synthetic_stations
+
     from connectors.mesowest.generator import Storm, generate
-    from connectors.mesowest.station import Station
 
     rng = random.Random(seed)
-    table = [
-        Station(
-            f"S{i:05d}",
-            f"Station {i}",
-            rng.uniform(37, 47),
-            rng.uniform(-121, -103),
-            rng.uniform(2000, 9000),
-        )
-        for i in range(stations)
-    ]
+    table = synthetic_stations(stations, rng)
     start = datetime(2021, 1, 10, tzinfo=UTC)
     storms = [
         Storm(s.id, start + timedelta(hours=rng.uniform(0, days * 24 - 8)), hours=8)
