@@ -19,8 +19,11 @@ import heapq
 import math
 import multiprocessing
 import pickle
+import queue
+import threading
 import zlib
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache, partial
@@ -145,6 +148,8 @@ class ParallelEngine:
         self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
         self._processes: list[Any] = []
+        self._outboxes: list[queue.SimpleQueue[bytes | None]] = []  # (see _start)
+        self._senders: list[threading.Thread] = []
         if workers:
             self._start(stage, options, knowledge, self._reads)
         self._owner: dict[Any, int] = {}  # key value -> worker
@@ -155,7 +160,8 @@ class ParallelEngine:
         # per worker: (seq, name, args, start, end); plain tuples pickle many times faster
         self._batches: list[list[tuple[Any, ...]]] = [[] for _ in range(workers)]
         self._raw: list[tuple[int, Event]] = []  # input events the remainder reads
-        self._flight: tuple[Any, list[tuple[int, Event]]] | None = None  # a batch running
+        #: the batches sent and not collected yet, oldest first: (until, raw)
+        self._flight: deque[tuple[Any, list[tuple[int, Event]]]] = deque()
         self._size = 0
         self._pending: list[tuple[Any, Event]] = []  # (order key, detection) not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
@@ -184,12 +190,35 @@ class ParallelEngine:
             there.close()
             self._connections.append(here)
             self._processes.append(process)
+        # One thread per worker writes its messages, in order (after the forks: a child
+        # gets no threads): the router never blocks on a full pipe, so it always reads what
+        # the workers answer (both sides writing a large message at once would wait forever).
+        for connection in self._connections:
+            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+            sender = threading.Thread(target=_send_all, args=(connection, outbox), daemon=True)
+            sender.start()
+            self._outboxes.append(outbox)
+            self._senders.append(sender)
+
+    def _post(self, message: tuple[Any, ...], *to: int) -> None:
+        """Send ``message`` to the workers ``to`` (default: all), pickled once."""
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        for i in to or range(len(self._outboxes)):  # (none once closed)
+            self._outboxes[i].put(data)
 
     def close(self) -> None:
-        """Stop the workers."""
+        """Stop the workers (what they still run is dropped)."""
+        if self._connections:
+            self._post(("stop",))
+        for outbox in self._outboxes:
+            outbox.put(None)
+        for connection in self._connections:  # read what they answer, until they close
+            with contextlib.suppress(EOFError, OSError):
+                while connection.poll(5):
+                    connection.recv_bytes()
+        for sender in self._senders:
+            sender.join(timeout=5)
         for connection in self._connections:
-            with contextlib.suppress(OSError):
-                connection.send(("stop",))
             connection.close()
         for process in self._processes:
             process.join(timeout=5)
@@ -197,6 +226,9 @@ class ParallelEngine:
                 process.kill()
         self._connections.clear()
         self._processes.clear()
+        self._outboxes.clear()
+        self._senders.clear()
+        self._flight.clear()
 
     def __enter__(self) -> ParallelEngine:
         return self
@@ -205,9 +237,19 @@ class ParallelEngine:
         self.close()
 
     def _ask(self, message: tuple[Any, ...]) -> list[Any]:
-        for connection in self._connections:
-            connection.send(message)
-        return [_answer(connection) for connection in self._connections]
+        """Every worker's answer to ``message`` (no batch in flight: answers come in order)."""
+        assert not self._flight
+        self._post(message)
+        return self._answers()
+
+    def _answers(self) -> list[Any]:
+        """Every worker's next answer; the first error raised once all are read (so that
+        the answers stay in step with the messages)."""
+        answers = [connection.recv() for connection in self._connections]
+        for kind, value in answers:
+            if kind == "error":
+                raise value
+        return [value for _, value in answers]
 
     # ------------------------------------------------------------------ streaming
 
@@ -263,8 +305,8 @@ class ParallelEngine:
         if self._buffer:
             raise EngineError("events wait in the lateness buffer: flush before advance")
         self._now = time
-        out = self._cycle()
-        return out + self._collect()
+        self._send()
+        return self._drain()
 
     @property
     def now(self) -> Any:
@@ -329,41 +371,41 @@ class ParallelEngine:
         self._size += 1
 
     def _cycle(self) -> list[Event]:
-        """Collect the batch the workers are running, then send them the next: the router
-        prepares a batch while the workers run the previous one."""
-        out = self._collect() if self._flight is not None else []
+        """Send the batch taken, then collect the one before it: the workers always have the
+        next batch queued while the router collects one and takes the next."""
         self._send()
-        return out
+        return self._collect() if len(self._flight) > 1 else []
 
     def _drain(self) -> list[Event]:
         """Run every event taken so far; return the detections now final."""
-        out = self._cycle() if self._size else []
-        return out + (self._collect() if self._flight is not None else [])
+        if self._size:
+            self._send()
+        out: list[Event] = []
+        while self._flight:
+            out += self._collect()
+        return out
 
     def _send(self) -> None:
         until = self._now
-        for connection, batch in zip(self._connections, self._batches, strict=True):
-            connection.send(("batch", batch, until))
-        self._flight = (until, self._raw)
+        for i, batch in enumerate(self._batches):
+            self._post(("batch", batch, until), i)
+        self._flight.append((until, self._raw))
         self._batches = [[] for _ in range(self.workers)]
         self._raw = []
         self._size = 0
 
     def _collect(self) -> list[Event]:
-        """The workers' answers for the batch in flight, then the remainder on them; return
-        the detections now final.
+        """The workers' answers for the oldest batch in flight, then the remainder on them;
+        return the detections now final.
 
         Every worker sends its detections already in the defined order, with their order
         keys (:func:`ordered_batch`): the pending detections, the workers' runs and the
         remainder's detections, one after the other, are sorted runs that one sort merges
         (stable: the same order as one sort of them all)."""
-        assert self._flight is not None
-        until, raw = self._flight
-        self._flight = None
+        until, raw = self._flight.popleft()
         rows = self._pending[:]
         derived: list[Derived] = []
-        for connection in self._connections:
-            run, feed = _answer(connection)
+        for run, feed in self._answers():
             rows += [(key, revive(d, self._rules)) for key, d in run]
             derived += [
                 (seq, [revive(d, self._rules) for d in plain], paths) for seq, plain, paths in feed
@@ -389,7 +431,9 @@ class ParallelEngine:
     # ------------------------------------------------------------------ state
 
     def stats(self) -> Stats:
-        """Events in, detections out; stored and expired summed over the engines."""
+        """Events in, detections out; stored and expired summed over the engines (after
+        running every event taken so far)."""
+        self._process_all()
         engines = self._ask(("stats",)) if self.workers else []
         if self._global is not None:
             engines.append(self._global.stats())
@@ -448,11 +492,11 @@ class ParallelEngine:
             raise SnapshotError(f"the snapshot's contents are malformed ({error})") from None
         if len(workers) != self.workers or (own is None) != (self._global is None):
             raise SnapshotError("the snapshot's engines do not match these workers")
+        self._process_all()  # (the workers answer in order)
         # Every engine checks its part before any changes (restore is all or nothing).
-        for connection, part in zip(self._connections, workers, strict=True):
-            connection.send(("check", part))
-        for connection in self._connections:
-            _answer(connection)
+        for i, part in enumerate(workers):
+            self._post(("check", part), i)
+        self._answers()
         if self._global is not None:
             # (checks before it changes anything)
             checkpoint.restore(self._global, own.encode("utf-8"), self._rules)
@@ -462,7 +506,8 @@ class ParallelEngine:
         self._counts.update(counts)
 
     def _process_all(self) -> None:
-        """Run every event taken so far, keeping the detections pending (not reported)."""
+        """Run every event taken so far, keeping the detections pending (not reported yet:
+        the next to report them; they end before anything the workers derive later)."""
         final = self._drain()
         self._counts["detections"] -= len(final)
         self._pending = [(order_key(d), d) for d in final] + self._pending
@@ -542,11 +587,13 @@ def _fingerprint(program: Program, options: dict[str, Any], lateness: Any, worke
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _answer(connection: Connection) -> Any:
-    kind, value = connection.recv()
-    if kind == "error":
-        raise value
-    return value
+def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -> None:
+    """Write the messages of ``outbox`` to a worker, in order, until None (a thread)."""
+    while (message := outbox.get()) is not None:
+        try:
+            connection.send_bytes(message)
+        except OSError:  # the worker is gone: the router reads its end of file
+            return
 
 
 def _work(

@@ -279,3 +279,35 @@ def test_a_global_stage_the_keyed_stage_does_not_feed_takes_input_events_directl
                 assert engine.partitioning.keyed == (0,)
                 assert type(engine._global) is StageEngine and not engine._global._marking
                 assert list(engine.run(stream)) == expected
+
+
+def test_stats_mid_stream_count_what_was_taken_and_keep_the_answers_in_step() -> None:
+    # Batches of 4 stay in flight between pushes: stats() runs them first (the workers
+    # answer in order), so it counts every event taken, and the stream goes on unchanged.
+    rules = "c(X) <- a(X) SEQ b(X)."
+    stream = [Event.at(n, (t % 5,), t) for t in range(30) for n in ("a", "b")]
+    single = Engine(rules)
+    expected = event_order(Engine(rules).run(stream))
+    found = []
+    with ParallelEngine(rules, workers=2, batch=4) as engine:
+        for i, event in enumerate(stream, 1):
+            found += engine.push(event)
+            single.push(event)
+            if i % 7 == 0:
+                stats, one = engine.stats(), single.stats()
+                # every a is stored (for a b to come); the b, the sequence's end, is not
+                assert (stats.events_in, stats.stored) == (one.events_in, one.stored)
+                assert (stats.events_in, stats.stored) == (i, (i + 1) // 2)
+        found += engine.flush()
+    assert found == expected and len(expected) == 5 * 15  # per key, 6 a and 6 b: 15 pairs
+
+
+def test_large_batches_and_answers_cross_without_waiting_on_each_other() -> None:
+    # Every batch and every answer is larger than a pipe holds (64 KiB): the router sends
+    # the next batch while a worker writes its answer to the one before.
+    rules = "b(X, Y) <- a(X, Y)."
+    stream = [Event.at("a", (i % 7, "x" * 200), i) for i in range(6000)]
+    expected = event_order(Engine(rules).run(stream))
+    with ParallelEngine(rules, workers=2, batch=2000) as engine:
+        assert list(engine.run(stream)) == expected
+    assert len(expected) == 6000
