@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from connectors.cli.options import add_master_option
 from connectors.spark.build import (
     DEFAULT_NEIGHBOUR_KM,
     DEFAULT_RADIUS_KM,
@@ -104,9 +105,7 @@ def _add_build(commands: Any) -> None:
         help="materialise the RDFS closure into the inferred graph (default), or not",
     )
     spark = build.add_argument_group("Spark")
-    spark.add_argument(
-        "--master", metavar="URL", help="Spark master (default: $REASONER_SPARK_MASTER or local[*])"
-    )
+    add_master_option(spark)
     spark.add_argument(
         "--memory",
         metavar="SIZE",

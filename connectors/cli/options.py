@@ -1,6 +1,6 @@
 """Options several commands share, spelled and explained once: the engine's (``run``,
-``why-not``, ``spark replay``) and the knowledge's (those and ``spark stream``), and the
-knowledge those name."""
+``why-not``, ``spark replay``), the knowledge's (those and ``spark stream``) and the knowledge
+those name, and Spark's master (``spark``, ``knowledge build``)."""
 
 from __future__ import annotations
 
@@ -61,6 +61,15 @@ def add_knowledge_options(group: Any) -> None:
         choices=REGIMES,
         default="rdfs",
         help="entailment applied to the knowledge (default: %(default)s)",
+    )
+
+
+def add_master_option(group: Any) -> None:
+    """--master, the Spark master of the commands that run Spark (an ``argparse`` group)."""
+    group.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master URL (default: REASONER_SPARK_MASTER, else local[*]: embedded Spark)",
     )
 
 

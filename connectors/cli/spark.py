@@ -28,6 +28,7 @@ from typing import Any
 from connectors.cli.options import (
     add_engine_options,
     add_knowledge_options,
+    add_master_option,
     add_rdf_time,
     add_refresh_option,
     check_refresh,
@@ -57,14 +58,6 @@ def register(subparsers: Any) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     _add_replay(actions)
     _add_stream(actions)
-
-
-def _add_spark(group: Any) -> None:
-    group.add_argument(
-        "--master",
-        metavar="URL",
-        help="Spark master URL (default: REASONER_SPARK_MASTER, else local[*]: embedded Spark)",
-    )
 
 
 def _add_replay(actions: Any) -> None:
@@ -104,7 +97,7 @@ def _add_replay(actions: Any) -> None:
         action="store_true",
         help="write with each detection the input events it was built from",
     )
-    _add_spark(p.add_argument_group("spark"))
+    add_master_option(p.add_argument_group("spark"))
     p.set_defaults(handler=replay)
 
 
@@ -175,7 +168,7 @@ def _add_stream(commands: Any) -> None:
     knowledge = p.add_argument_group("knowledge")
     add_knowledge_options(knowledge)
     add_refresh_option(knowledge, "the query switches at a micro-batch's start")
-    _add_spark(p.add_argument_group("spark"))
+    add_master_option(p.add_argument_group("spark"))
     p.add_argument(
         "--serve",
         type=int,

@@ -23,6 +23,7 @@ from connectors.cli.options import (
     add_rdf_time,
     knowledge_base,
 )
+from connectors.events.inputs import FORMATS
 from reasoner.errors import ReasonerError
 
 #: The exit status when the expected detection did not occur (and the answer was printed).
@@ -73,7 +74,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--format",
-        choices=("jsonl", "mesowest", "rdf", "nquads", "trig"),
+        choices=FORMATS,
         default="jsonl",
         help="input format, as for 'reasoner run' (default: %(default)s)",
     )
