@@ -11,7 +11,7 @@ is exported for the compiler.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence, Set
 from fractions import Fraction
 
 from reasoner.errors import Diagnostic, RuleCompileError
@@ -280,8 +280,6 @@ def _alarm_time_ok(alarm: Alarm) -> bool:
 
 
 def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
-    bound = bound_variables(rule.body)
-    reported: set[str] = set()
     alarm = () if rule.alarm is None else (rule.alarm.time,)
     if rule.alarm is not None and not _alarm_time_ok(rule.alarm):
         yield (
@@ -291,15 +289,8 @@ def _rule_problems(rule: EventRule) -> Iterator[_Problem]:
             getattr(rule.alarm.time, "span", None) or rule.span,
             "error",
         )
-    for arg in (*rule.head.args, *alarm):
-        for var in term_variables(arg):
-            if var.name not in bound and var.name not in reported:
-                reported.add(var.name)
-                yield (
-                    f"unbound variable '{var.name}' in the rule head",
-                    var.span or rule.head.span or rule.span,
-                    "error",
-                )
+    head = (*rule.head.args, *alarm)
+    yield from _unbound(head, bound_variables(rule.body), "rule", rule.head.span or rule.span)
     yield from _pattern_problems(rule.body, rule.span, right_of_seq=False)
     for name, value in rule.properties:
         if name in WINDOW_PROPERTIES and not _positive(value):
@@ -330,6 +321,22 @@ def _prolog_problems(program: Program) -> Iterator[_Problem]:
                 )
 
 
+def _unbound(
+    head: Sequence[Term], bound: Set[str], what: str, span: Span | None
+) -> Iterator[_Problem]:
+    """An error for each variable of a ``what`` head not in ``bound``, once each."""
+    reported: set[str] = set()
+    for arg in head:
+        for var in term_variables(arg):
+            if var.name not in bound and var.name not in reported:
+                reported.add(var.name)
+                yield (
+                    f"unbound variable '{var.name}' in the {what} head",
+                    var.span or span,
+                    "error",
+                )
+
+
 def _subterms(term: Term) -> Iterator[Term]:
     yield term
     if isinstance(term, Compound):
@@ -341,16 +348,8 @@ def _rdf_event_problems(mapping: RdfEvent) -> Iterator[_Problem]:
     # Occurring in the body is what "bound" can mean for a goal; a variable left unbound in a
     # branch is caught per graph, which is then rejected (docs/rdf-streams.md).
     body = {v.name for goal in mapping.body for v in term_variables(goal)}
-    reported: set[str] = set()
-    for arg in mapping.head.args:
-        for var in term_variables(arg):
-            if var.name not in body and var.name not in reported:
-                reported.add(var.name)
-                yield (
-                    f"unbound variable '{var.name}' in the rdf_event head",
-                    var.span or mapping.head.span or mapping.span,
-                    "error",
-                )
+    span = mapping.head.span or mapping.span
+    yield from _unbound(mapping.head.args, body, "rdf_event", span)
 
 
 def _pattern_problems(p: Pattern, where: Span | None, right_of_seq: bool) -> Iterator[_Problem]:
