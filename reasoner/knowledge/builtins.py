@@ -25,6 +25,7 @@ at unbound positions in, the matching full tuples out.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 
@@ -416,8 +417,10 @@ def _geo_distance(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         yield (lat1, lon1, lat2, lon2, km)
 
 
-def _choose(name: str, pick: Callable[[Number, Number], Number]) -> Relation:
-    """ETALIS's ``min(A, B, M)`` / ``max(A, B, M)``: M is the smaller / larger of two numbers."""
+def _of_two(name: str, combine: Callable[[Number, Number], Number]) -> Relation:
+    """``name(A, B, C)``: C is ``combine(A, B)`` of two numbers (A and B must be bound): ETALIS's
+    ``min/3`` and ``max/3``, ``datime_minus_datime(T2, T1, D)`` (D = T2 - T1 in seconds) and
+    ``datime_plus_sec(T1, S, T2)`` (T2 = T1 + S; times are numbers)."""
 
     def solve(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
         a, b, result = pattern
@@ -425,35 +428,11 @@ def _choose(name: str, pick: Callable[[Number, Number], Number]) -> Relation:
             if a is None or b is None:
                 raise EvaluationError(f"{name}/3 needs its first two arguments bound")
             return
-        chosen = pick(a, b)  # type: ignore[arg-type]
-        if result is None or result == chosen:
-            yield (a, b, chosen)  # type: ignore[misc]
+        value = combine(a, b)  # type: ignore[arg-type]
+        if result is None or result == value:
+            yield (a, b, value)  # type: ignore[misc]
 
     return solve
-
-
-def _minus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
-    """ETALIS's ``datime_minus_datime(T2, T1, D)``: D = T2 - T1 in seconds (times are numbers)."""
-    t2, t1, difference = pattern
-    if not is_number(t2) or not is_number(t1):
-        if t2 is None or t1 is None:
-            raise EvaluationError("datime_minus_datime/3 needs its first two arguments bound")
-        return
-    value = t2 - t1  # type: ignore[operator]
-    if difference is None or difference == value:
-        yield (t2, t1, value)  # type: ignore[misc]
-
-
-def _plus(pattern: Pattern) -> Iterator[tuple[Value, ...]]:
-    """ETALIS's ``datime_plus_sec(T1, S, T2)``: T2 = T1 + S seconds (times are numbers)."""
-    t1, seconds, t2 = pattern
-    if not is_number(t1) or not is_number(seconds):
-        if t1 is None or seconds is None:
-            raise EvaluationError("datime_plus_sec/3 needs its first two arguments bound")
-        return
-    value = t1 + seconds  # type: ignore[operator]
-    if t2 is None or t2 == value:
-        yield (t1, seconds, value)  # type: ignore[misc]
 
 
 #: Relational built-ins by ``(name, arity)``, called like ``Knowledge.solve``.
@@ -471,8 +450,8 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("geo_distance", 5): _geo_distance,
     # Seed 004 names it getDistance(Lat1, Long1, Lat2, Long2, Distance), same order, km.
     ("getDistance", 5): _geo_distance,
-    ("min", 3): _choose("min", min),
-    ("max", 3): _choose("max", max),
-    ("datime_minus_datime", 3): _minus,
-    ("datime_plus_sec", 3): _plus,
+    ("min", 3): _of_two("min", min),
+    ("max", 3): _of_two("max", max),
+    ("datime_minus_datime", 3): _of_two("datime_minus_datime", operator.sub),
+    ("datime_plus_sec", 3): _of_two("datime_plus_sec", operator.add),
 }

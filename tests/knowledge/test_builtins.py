@@ -165,3 +165,17 @@ def test_geo_distance_with_missing_coordinate_fails_quietly():
     assert solve("geo_distance", "none", 0, 0, 1, None) == []
     with pytest.raises(EvaluationError):
         geo_distance_km(91, 0, 0, 0)
+
+
+def test_relations_of_two_numbers_compute_check_or_fail() -> None:
+    assert solve("min", 3, 2, None) == [(3, 2, 2)]
+    assert solve("max", 3, 2.5, 3) == [(3, 2.5, 3)]
+    assert solve("max", 3, 2.5, 2.5) == []  # the third given, and not the maximum
+    assert solve("datime_minus_datime", 100, 40, None) == [(100, 40, 60)]
+    assert solve("datime_plus_sec", 100, Fraction(1, 2), None) == [
+        (100, Fraction(1, 2), Fraction(201, 2))
+    ]
+    assert solve("datime_plus_sec", 100, 5, 106) == []
+    assert solve("datime_plus_sec", "noon", 5, None) == []  # not a time: no answer
+    with pytest.raises(EvaluationError, match="datime_minus_datime/3 needs its first two"):
+        solve("datime_minus_datime", None, 40, None)
