@@ -273,15 +273,20 @@ def run(args: argparse.Namespace) -> int:
     if args.speed is not None and not args.speed > 0:
         raise ReasonerError(f"--speed must be positive, not {args.speed}")
     check_refresh(args)
-    if args.watch_rules and (args.workers is not None or args.checkpoint is not None):
-        raise ReasonerError("--watch-rules does not work with --workers or --checkpoint yet")
+    if args.watch_rules and args.workers is not None:
+        raise ReasonerError(
+            "--watch-rules does not work with --workers: a changed rule may move others "
+            "between the workers and the global stage, with their partial matches (docs/api.md)"
+        )
     if not args.watch_interval > 0:
         raise ReasonerError(f"--watch-interval must be positive, not {args.watch_interval}")
     if not args.rules and args.query is None:
         raise ReasonerError("give rule files, or a query with --query")
     if args.only and args.query is not None:
         raise ReasonerError("--only does not go with --query: the query's results are written")
-    watcher = _watcher(args)  # (first: it notes the files' times before it reads them)
+    checkpoints, resume = _checkpoints(args, lateness)
+    # (first: it notes the files' times before it reads them)
+    watcher = _watcher(args, None if resume is None else resume.rules)
     if watcher is not None:
         program = watcher.program()
     else:
@@ -294,7 +299,6 @@ def run(args: argparse.Namespace) -> int:
         program = program + query.program
     kb = knowledge_base(args, program, progress=True)
     engine = _engine(args, program, None if kb is None else kb.snapshot(), lateness)
-    checkpoints, resume = _checkpoints(args, lateness)
     if resume is not None:
         engine.restore(resume.engine)
         from connectors.events.checkpoints import cut_output
@@ -395,7 +399,8 @@ def run(args: argparse.Namespace) -> int:
                     if checkpoints is not None and checkpoints.due():
                         counts["written"] += _write(writer, pending, only)
                         pending = []
-                        checkpoints.save(engine.snapshot(), position, out, counts)
+                        rules = None if watcher is None else watcher.texts()
+                        checkpoints.save(engine.snapshot(), position, out, counts, rules)
             except KeyboardInterrupt:  # Ctrl-C: what was derived is written, then the summary
                 interrupted = True
             except _Stop:  # --strict, at a bad line: the same
@@ -451,16 +456,18 @@ def _unpublished(detections: Sequence[Event]) -> None:
     """Without --serve, detections are only written."""
 
 
-def _watcher(args: argparse.Namespace) -> RuleWatcher | None:
+def _watcher(args: argparse.Namespace, texts: dict[str, str] | None) -> RuleWatcher | None:
     """With --watch-rules, what reloads the rule files (reading the clock at every event when
-    events may come slowly: standard input, a pipe, a paced replay; else every 1024)."""
+    events may come slowly: standard input, a pipe, a paced replay; else every 1024);
+    ``texts``: the rule files' texts a resumed checkpoint was taken with."""
     if not args.watch_rules:
         return None
     from connectors.events.watch import RuleWatcher
 
     paths = args.events or ["-"]
     slow = "-" in paths or args.speed is not None or _slow(paths)
-    return RuleWatcher(args.rules, interval=args.watch_interval, every=1 if slow else 1024)
+    every = 1 if slow else 1024
+    return RuleWatcher(args.rules, interval=args.watch_interval, every=every, texts=texts)
 
 
 def _slow(paths: list[str]) -> bool:
@@ -551,7 +558,14 @@ def _checkpoints(
     from connectors.events.checkpoints import Checkpoints, Every, run_fingerprint
 
     # The query is hashed like a rule file: a changed query does not resume an old run.
-    sources = [*args.rules, *([] if args.query is None else [args.query])]
+    # Watched rule files may change while the run goes on: they count by name, and each
+    # checkpoint holds their texts in use (the resumed engine is built from them).
+    sources = [
+        *([] if args.watch_rules else args.rules),
+        *([] if args.query is None else [args.query]),
+    ]
+    if args.watch_rules:
+        options["watch_rules"] = list(args.rules)
     fingerprint = run_fingerprint(sources, args.events or ["-"], options)
     checkpoints = Checkpoints(args.checkpoint, fingerprint, Every.parse(args.checkpoint_every))
     return checkpoints, checkpoints.load()

@@ -6,7 +6,9 @@ taken, how many bytes of output were written (flushed to disk first) and the run
 It is replaced atomically (written aside, synced, renamed), so a crash at any moment leaves
 the previous checkpoint or the new one. A run that finds a checkpoint resumes: the engine is
 restored, the output cut back to the recorded length, and the input events already taken are
-read again and skipped. A finished run removes its checkpoint.
+read again and skipped. A finished run removes its checkpoint. With ``--watch-rules`` it also
+holds the text of every rule file the engine was using (the files may change while it runs;
+the resumed engine is built from those texts).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class Resume:
     position: int
     output_bytes: int
     counts: dict[str, int] = field(default_factory=dict)
+    rules: dict[str, str] | None = None  # with --watch-rules: the rule files' texts in use
 
 
 class Checkpoints:
@@ -94,11 +97,13 @@ class Checkpoints:
                 "options); remove it to start afresh"
             )
         try:
+            rules = state.get("rules")
             return Resume(
                 state["engine"].encode("utf-8"),
                 int(state["position"]),
                 int(state["output_bytes"]),
                 {k: int(v) for k, v in state["counts"].items()},
+                None if rules is None else {str(k): str(v) for k, v in rules.items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise SnapshotError(f"checkpoint {self.path} is malformed ({error})") from None
@@ -112,17 +117,27 @@ class Checkpoints:
             self.every.seconds is not None and time.monotonic() - self._last >= self.every.seconds
         )
 
-    def save(self, engine: bytes, position: int, output: Any, counts: dict[str, int]) -> None:
-        """Record a checkpoint: ``output`` (an open file) is flushed to disk first."""
+    def save(
+        self,
+        engine: bytes,
+        position: int,
+        output: Any,
+        counts: dict[str, int],
+        rules: dict[str, str] | None = None,
+    ) -> None:
+        """Record a checkpoint: ``output`` (an open file) is flushed to disk first; ``rules``:
+        the rule files' texts in use, when they may change while the run goes on."""
         output.flush()
         os.fsync(output.fileno())
-        state = {
+        state: dict[str, Any] = {
             "run": self.fingerprint,
             "engine": engine.decode("utf-8"),
             "position": position,
             "output_bytes": os.lseek(output.fileno(), 0, os.SEEK_CUR),
             "counts": counts,
         }
+        if rules is not None:
+            state["rules"] = rules
         write_aside(self.path, lambda f: f.write(pack(state)))
         self._since = 0
         self._last = time.monotonic()

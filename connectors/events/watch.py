@@ -10,15 +10,21 @@ an equal rule of another file goes too). What changed is reported on standard er
 file that no longer parses or compiles is reported (file:line:col) and the previous rules stay.
 Only event rules are reloaded: a change to static rules, facts or directives is reported as
 needing a restart.
+
+With ``--checkpoint``, each checkpoint records the text of every rule file as last loaded
+(:meth:`RuleWatcher.texts`, the rules the engine's snapshot was taken with); a resumed run
+builds its engine from those texts and reloads, before the first event after the resumed
+position, the files that changed since (``texts=``): as if they had been edited there.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +32,7 @@ from reasoner.compiler.compile import Options, compile_program
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import EventRule, Program
 from reasoner.language.check import check_program
-from reasoner.language.loader import parse_file
+from reasoner.language.loader import parse_text, read_file
 
 if TYPE_CHECKING:
     from reasoner.runtime.engine import Engine
@@ -45,6 +51,9 @@ class RuleWatcher:
         every: events between two readings of the clock (1 for a live or paced stream).
         report: where changes and errors are written (default: standard error).
         clock: the wall clock (replaced in tests).
+        texts: the rule text in use, by path as given (a resumed checkpoint's): the engine
+            is built from it, and a file whose text differs now is reloaded at the first
+            poll; None: the files as they are.
 
     >>> watcher = RuleWatcher(["rules/stock_ticker.event"], interval=1.0)  # doctest: +SKIP
     >>> for event in events:  # doctest: +SKIP
@@ -60,6 +69,7 @@ class RuleWatcher:
         every: int = 1024,
         report: Callable[[str], None] = _report,
         clock: Callable[[], float] = time.monotonic,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
         self.interval = interval
         self.every = every
@@ -69,12 +79,24 @@ class RuleWatcher:
         self.failed = 0  # changed files that were refused
         self._countdown = every
         self._next = clock() + interval
-        # (each file's time is noted before it is read: a change in between is seen later)
-        self._files = {Path(p): (_stamp(Path(p)), parse_file(p)) for p in paths}
+        #: per file: its stamp when last read, the text in use and its rules
+        self._files: dict[Path, tuple[object, str, Program]] = {}
+        for path in map(Path, paths):
+            # (each file's time is noted before it is read: a change in between is seen later)
+            stamp, text = _stamp(path), read_file(path)
+            used = text if texts is None else texts.get(str(path), text)
+            if used != text:  # changed since the checkpoint: reloaded at the first poll
+                stamp, text = _CHANGED, used
+                self._countdown, self._next = 1, -math.inf
+            self._files[path] = (stamp, text, parse_text(text, str(path)))
 
     def program(self) -> Program:
         """The rules of every file, as last loaded (what to build the engine from)."""
-        return Program(tuple(s for _, program in self._files.values() for s in program.statements))
+        return Program(tuple(s for *_, program in self._files.values() for s in program.statements))
+
+    def texts(self) -> dict[str, str]:
+        """The text of every file, as last loaded (the rules in use), by path."""
+        return {str(path): text for path, (_, text, _) in self._files.items()}
 
     def poll(self, engine: Engine) -> None:
         """Apply the rule files' changes to ``engine`` if it is time to look (call it
@@ -87,14 +109,17 @@ class RuleWatcher:
         if now < self._next:
             return
         self._next = now + self.interval
-        for path, (stamp, program) in self._files.items():
+        for path, (stamp, text, program) in self._files.items():
             current = _stamp(path)
             if current != stamp:
-                self._reload(engine, path, current, program)
+                self._reload(engine, path, current, text, program)
 
-    def _reload(self, engine: Engine, path: Path, stamp: object, old: Program) -> None:
+    def _reload(
+        self, engine: Engine, path: Path, stamp: object, old_text: str, old: Program
+    ) -> None:
         try:
-            new = parse_file(path)
+            text = read_file(path)
+            new = parse_text(text, str(path))
             added, removed = _changes(old, new)
             addition = _with_prefixes(new, added)
             # Everything that could fail is tried before the engine changes.
@@ -105,13 +130,13 @@ class RuleWatcher:
         except ReasonerError as error:
             self.failed += 1
             self.report(f"rules: {error}\nrules: {path} not reloaded: the previous rules stay")
-            self._files[path] = (stamp, old)  # reported once, until the file changes again
+            self._files[path] = (stamp, old_text, old)  # reported once, until it changes again
             return
         for rule in removed:
             engine.remove_rules(rule)
         if added:
             engine.add_rules(addition)
-        self._files[path] = (stamp, new)
+        self._files[path] = (stamp, text, new)
         self.reloaded += 1
         self.report(f"rules: {path} reloaded: {_summary(added, removed)}")
         if _others(old) != _others(new):
@@ -119,6 +144,10 @@ class RuleWatcher:
                 f"rules: {path}: static rules, facts or directives changed; they take effect "
                 "at the next start"
             )
+
+
+#: The stamp of a file whose text differs from the one in use (see ``texts``).
+_CHANGED = object()
 
 
 def _stamp(path: Path) -> object:

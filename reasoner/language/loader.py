@@ -78,11 +78,15 @@ def parse_file(path: str | Path) -> Program:
 
     >>> parse_file("rules/stock.event")  # doctest: +SKIP
     """
+    return parse_text(read_file(path), str(path))
+
+
+def read_file(path: str | Path) -> str:
+    """The text of a rule file; ReasonerError when it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReasonerError(f"cannot read rule file '{path}': {exc}") from exc
-    return parse_text(text, str(path))
 
 
 def parse_text(text: str, file: str | None = None) -> Program:
