@@ -333,7 +333,7 @@ class ParallelEngine:
         refuse_static_changes(self._identity[0])
         self._process_all()
         if self.workers:
-            self._ask(("knowledge", pickle.dumps(knowledge, pickle.HIGHEST_PROTOCOL)))
+            self._ask(("knowledge", knowledge))
         if self._global is not None:
             self._global.use_knowledge(knowledge)
         if self._rules is not None:  # the workers' later derivations are justified against it
@@ -621,7 +621,7 @@ def _work(
             if kind == "batch":
                 answer: Any = ordered_batch(engine, message[1], message[2], reads)
             elif kind == "knowledge":  # (between two batches: the router drained them)
-                engine.use_knowledge(pickle.loads(message[1]))
+                engine.use_knowledge(message[1])
                 answer = None
             elif kind == "stats":
                 answer = engine.stats()
