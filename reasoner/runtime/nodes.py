@@ -329,6 +329,7 @@ class JoinNode(Node):
         "_keep",
         "_stamp",
         "_interval",
+        "_held_sides",
         "_past_use",
         "left_in",
         "right_in",
@@ -365,11 +366,17 @@ class JoinNode(Node):
         self.right = make_store(policy, tie_break)
         interval = self._interval = join_interval(op)
         keep = interval.retention
-        if policy == "recent" and keep[1] == POINT:
+        if policy == "forall":
+            # FORALL_SEQ's right store holds the left occurrences taken at the current time
+            # (by the right ones ending then), emptied when time moves on.
+            keep = (keep[0], NOW)
+        elif policy == "recent" and keep[1] == POINT:
             # Recent keeps the latest right occurrence, zero-length or not: whether it is a
             # point decides if a later left occurrence meets it.
             keep = (keep[0], NOW)
         self._keep = keep
+        # the sides whose occurrences may still start an output (FORALL_SEQ's taken ones too)
+        self._held_sides = (0, 1) if policy == "forall" else interval.start_sides
         self._past_use = tuple(None if e is None else past_use(e) for e in interval.past_use)
         self._stamp: Time = float("-inf")  # the time "now" stores were last valid
         scope = {
@@ -408,7 +415,7 @@ class JoinNode(Node):
 
     def held(self) -> Time:
         sides = self.stores()
-        return min(sides[side].earliest_start() for side in self._interval.start_sides)
+        return min(sides[side].earliest_start() for side in self._held_sides)
 
     def expire(self, now: Time, floors: Sequence[Time]) -> int:
         dropped = super().expire(now, floors)

@@ -149,17 +149,25 @@ def _pair_values(spec: ProbeSpec) -> str:
 
 def _taking_all(spec: ProbeSpec) -> list[str]:
     """FORALL_SEQ's right input (at depth 1): every stored left occurrence that fits is
-    paired with this one, oldest first, and removed (consumed) from the bucket."""
+    paired with this one, oldest first, and taken: moved from the left store to the right one
+    under ``(key, re)``. There it still pairs with the other right occurrences ending at
+    ``re`` (ties take together, whatever their order), until time moves on (``refresh``)."""
     window = " and (re - ls <= window)" if spec.window else ""
     values = _pair_values(spec)
     why = "(lw, rw)" if spec.provenance else "None"
     return [
+        "    taken = r_buckets.get((key, re))",
+        "    if taken:",
+        "        for lv, ls, le, lw in taken:",
+        f"            if (le < rs){window}:",
+        f"                node.emit({values}, ls, re, {why})",
         "    bucket = l_buckets.get(key)",
         "    if bucket:",
         "        kept = []",
         "        for occurrence in bucket:",
         "            lv, ls, le, lw = occurrence",
         f"            if (le < rs){window}:",
+        "                r_store.add((key, re), occurrence)",
         f"                node.emit({values}, ls, re, {why})",
         "            else:",
         "                kept.append(occurrence)",

@@ -21,8 +21,8 @@ ETALIS's own constructs follow ``docs/language.md``:
 * ``p EVENT_MULTIPLY g``: one occurrence per solution of g, binding g's variables.
 * ``p1 SEQ p2 STAR_TIMES`` and ``p1 SEQ aggregate(F, p2, R[, W])`` as defined there.
 * ``p1 FORALL_SEQ p2``: [s1, e2] for p1 [s1, e1] and p2 [s2, e2] with e1 < s2 when no p2
-  ending before e2 came after that p1 (p2's of one end time all take it; the engine gives it
-  to the first processed).
+  ending before e2 came after that p1 (p2's of one end time all take it). Whether one did is
+  a negation over p2: rules reading p2 there come in a later stratum, as for NOT.
 * An alarm rule ``exceptionAlarm(h, D) <- p`` derives ``h`` at [s, e + D] for each [s, e] of
   p (``exceptionAlarmAbsoluteDatime(h, T)``: at [s, T]) when that end is a number later
   than e and not after the horizon.
@@ -202,7 +202,7 @@ def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
     while changed:
         changed = False
         for rule in rules:
-            for name, negated in event_dependencies(rule.rule.body):
+            for name, negated in _dependencies(rule.rule.body):
                 needed = level[name] + (1 if negated else 0)
                 if needed > level[rule.name]:
                     level[rule.name] = needed
@@ -216,6 +216,16 @@ def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
     for rule in rules:
         grouped[level[rule.name]].append(rule)
     return [grouped[k] for k in sorted(grouped)]
+
+
+def _dependencies(body: Pattern) -> Iterator[tuple[str, bool]]:
+    """The event names ``body`` reads, each with whether it is read negatively: under a
+    negation or an aggregate, and FORALL_SEQ's second operand too (a pair holds unless an
+    earlier occurrence of it took the first), so it is complete before it is read."""
+    yield from event_dependencies(body)
+    for p in walk(body):
+        if isinstance(p, Binary) and p.op == "forall_seq":
+            yield from ((name, True) for name, _ in event_dependencies(p.right))
 
 
 # ---------------------------------------------------------------------- patterns

@@ -42,6 +42,39 @@ def test_each_second_takes_every_first_not_taken_yet(policy: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("order", [(1, 2), (2, 1)])
+def test_seconds_ending_together_all_take_the_firsts(policy: str, order: tuple[int, int]) -> None:
+    # b(1) and b(2) end at 2, in either order: each takes c@0 and c@1 (not c@2, which ends
+    # with them); b(3) at 3 finds only c@2 left.
+    stream = [
+        Event.at("c", (7,), 0),
+        Event.at("c", (8,), 1),
+        *(Event.at("b", (x,), 2) for x in order),
+        Event.at("c", (9,), 2),
+        Event.at("b", (3,), 3),
+    ]
+    found = _detect("d(X, Y) <- c(Y) FORALL_SEQ b(X).", stream, policy)
+    assert sorted(found) == [
+        Event("d", (1, 7), 0, 2),
+        Event("d", (1, 8), 1, 2),
+        Event("d", (2, 7), 0, 2),
+        Event("d", (2, 8), 1, 2),
+        Event("d", (3, 9), 2, 3),
+    ]
+
+
+def test_what_one_end_time_took_is_not_shared_with_another_at_the_same_moment() -> None:
+    # e(9) [1, 3] completes at time point 3, which the stream reaches with b(5) at 4: both are
+    # processed at one moment, but e took a(1) at 3, before b ends, so b takes a(2) alone.
+    rules = "d(X) <- a(Y) FORALL_SEQ (b(X) OR e(X)). e(9) <- c SEQ 3."
+    stream = [Event.at("a", (1,), 0), Event.at("c", (), 1), Event.at("a", (2,), 2)]
+    stream.append(Event.at("b", (5,), 4))
+    found = [d for d in _detect(rules, stream) if d.name == "d"]
+    assert found == [Event("d", (9,), 0, 3), Event("d", (5,), 2, 4)]
+    assert set(found) == {d for d in derive(load_rules(rules), stream) if d.name == "d"}
+
+
 def test_etalis_forall_seq_01() -> None:
     # ETALIS's examples/forall_seq_01: a(1), a(1), b(1) give d(1) twice (its default: recent).
     stream = [Event.at("a", (1,), 1), Event.at("a", (1,), 2), Event.at("b", (1,), 3)]
@@ -83,14 +116,20 @@ d(X) <- a(X) FORALL_SEQ b(X).
 e(X) <- (a(X) SEQ c(X)) FORALL_SEQ b(X).
 f <- (a(1) FORALL_SEQ b(Y)).3.
 g(X) <- a(X) FORALL_SEQ (b(X) OR c(X)).
+h(X, Y) <- a(Y) FORALL_SEQ b(X).
 """
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 2)), max_size=14))
-def test_the_engine_equals_the_reference(items: list[tuple[str, int]]) -> None:
-    # one event per time point: no two occurrences of the second operand end together
-    stream = [Event.at(name, (key,), time) for time, (name, key) in enumerate(items, 1)]
+@given(
+    st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 2), st.integers(0, 2)), max_size=14)
+)
+def test_the_engine_equals_the_reference(items: list[tuple[str, int, int]]) -> None:
+    # time steps of 0 to 2: events end together (ties) or leave a gap
+    stream, time = [], 0
+    for name, key, step in items:
+        time += step
+        stream.append(Event.at(name, (key,), time))
     found = _detect(RULES, stream)
     assert len(found) == len(set(found))
     assert set(found) == derive(load_rules(RULES), stream)
