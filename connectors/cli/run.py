@@ -300,6 +300,8 @@ def run(args: argparse.Namespace) -> int:
     kb = knowledge_base(args, program, progress=True)
     engine = _engine(args, program, None if kb is None else kb.snapshot(), lateness)
     if resume is not None:
+        if watcher is not None:  # the engine's rules as the checkpoint's were
+            watcher.replay(engine)  # type: ignore[arg-type]
         engine.restore(resume.engine)
         from connectors.events.checkpoints import cut_output
 
@@ -399,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
                     if checkpoints is not None and checkpoints.due():
                         counts["written"] += _write(writer, pending, only)
                         pending = []
-                        rules = None if watcher is None else watcher.texts()
+                        rules = None if watcher is None else watcher.history()
                         checkpoints.save(engine.snapshot(), position, out, counts, rules)
             except KeyboardInterrupt:  # Ctrl-C: what was derived is written, then the summary
                 interrupted = True
@@ -456,10 +458,10 @@ def _unpublished(detections: Sequence[Event]) -> None:
     """Without --serve, detections are only written."""
 
 
-def _watcher(args: argparse.Namespace, texts: dict[str, str] | None) -> RuleWatcher | None:
+def _watcher(args: argparse.Namespace, history: dict[str, Any] | None) -> RuleWatcher | None:
     """With --watch-rules, what reloads the rule files (reading the clock at every event when
     events may come slowly: standard input, a pipe, a paced replay; else every 1024);
-    ``texts``: the rule files' texts a resumed checkpoint was taken with."""
+    ``history``: a resumed checkpoint's (the rule files' texts and reloads)."""
     if not args.watch_rules:
         return None
     from connectors.events.watch import RuleWatcher
@@ -467,7 +469,7 @@ def _watcher(args: argparse.Namespace, texts: dict[str, str] | None) -> RuleWatc
     paths = args.events or ["-"]
     slow = "-" in paths or args.speed is not None or _slow(paths)
     every = 1 if slow else 1024
-    return RuleWatcher(args.rules, interval=args.watch_interval, every=every, texts=texts)
+    return RuleWatcher(args.rules, interval=args.watch_interval, every=every, history=history)
 
 
 def _slow(paths: list[str]) -> bool:
@@ -559,7 +561,7 @@ def _checkpoints(
 
     # The query is hashed like a rule file: a changed query does not resume an old run.
     # Watched rule files may change while the run goes on: they count by name, and each
-    # checkpoint holds their texts in use (the resumed engine is built from them).
+    # checkpoint holds their history (the resumed engine is rebuilt from it).
     sources = [
         *([] if args.watch_rules else args.rules),
         *([] if args.query is None else [args.query]),

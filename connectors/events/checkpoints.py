@@ -7,8 +7,8 @@ It is replaced atomically (written aside, synced, renamed), so a crash at any mo
 the previous checkpoint or the new one. A run that finds a checkpoint resumes: the engine is
 restored, the output cut back to the recorded length, and the input events already taken are
 read again and skipped. A finished run removes its checkpoint. With ``--watch-rules`` it also
-holds the text of every rule file the engine was using (the files may change while it runs;
-the resumed engine is built from those texts).
+holds the rule files' history (their texts at the start and every reload since): the files
+may change while the run goes on, and the resumed engine is rebuilt from that history.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Resume:
     position: int
     output_bytes: int
     counts: dict[str, int] = field(default_factory=dict)
-    rules: dict[str, str] | None = None  # with --watch-rules: the rule files' texts in use
+    rules: dict[str, Any] | None = None  # with --watch-rules: the rule files' history
 
 
 class Checkpoints:
@@ -103,7 +103,7 @@ class Checkpoints:
                 int(state["position"]),
                 int(state["output_bytes"]),
                 {k: int(v) for k, v in state["counts"].items()},
-                None if rules is None else {str(k): str(v) for k, v in rules.items()},
+                None if rules is None else dict(rules),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise SnapshotError(f"checkpoint {self.path} is malformed ({error})") from None
@@ -123,10 +123,11 @@ class Checkpoints:
         position: int,
         output: Any,
         counts: dict[str, int],
-        rules: dict[str, str] | None = None,
+        rules: dict[str, Any] | None = None,
     ) -> None:
         """Record a checkpoint: ``output`` (an open file) is flushed to disk first; ``rules``:
-        the rule files' texts in use, when they may change while the run goes on."""
+        the rule files' history (``RuleWatcher.history``), when they may change while the
+        run goes on."""
         output.flush()
         os.fsync(output.fileno())
         state: dict[str, Any] = {

@@ -11,10 +11,12 @@ file that no longer parses or compiles is reported (file:line:col) and the previ
 Only event rules are reloaded: a change to static rules, facts or directives is reported as
 needing a restart.
 
-With ``--checkpoint``, each checkpoint records the text of every rule file as last loaded
-(:meth:`RuleWatcher.texts`, the rules the engine's snapshot was taken with); a resumed run
-builds its engine from those texts and reloads, before the first event after the resumed
-position, the files that changed since (``texts=``): as if they had been edited there.
+With ``--checkpoint``, each checkpoint records the rule files' history
+(:meth:`RuleWatcher.history`: their texts when the run started and every reload applied
+since): a snapshot restores only into an engine with the same network, which a reload changes
+(added rules get new nodes), so a resumed run builds its engine from the first texts, applies
+the reloads again (:meth:`RuleWatcher.replay`), restores it, and reloads the files edited since
+before the first event after the resumed position, as if they had been edited there.
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reasoner.compiler.compile import Options, compile_program
-from reasoner.errors import ReasonerError
+from reasoner.errors import ReasonerError, SnapshotError
 from reasoner.language.ast import EventRule, Program
 from reasoner.language.check import check_program
 from reasoner.language.loader import parse_text, read_file
@@ -69,7 +71,7 @@ class RuleWatcher:
         every: int = 1024,
         report: Callable[[str], None] = _report,
         clock: Callable[[], float] = time.monotonic,
-        texts: Mapping[str, str] | None = None,
+        history: Mapping[str, Any] | None = None,
     ) -> None:
         self.interval = interval
         self.every = every
@@ -79,24 +81,54 @@ class RuleWatcher:
         self.failed = 0  # changed files that were refused
         self._countdown = every
         self._next = clock() + interval
+        first, self._replay = ({}, []) if history is None else _history(history, paths)
         #: per file: its stamp when last read, the text in use and its rules
         self._files: dict[Path, tuple[object, str, Program]] = {}
+        #: per file: its stamp and text as found when the run started
+        self._found: dict[Path, tuple[object, str]] = {}
+        #: per file: its text when the engine was first built (the first run's start)
+        self._first: dict[str, str] = {}
+        self._reloads: list[tuple[str, str]] = []  # (path, text) of every reload since
         for path in map(Path, paths):
             # (each file's time is noted before it is read: a change in between is seen later)
-            stamp, text = _stamp(path), read_file(path)
-            used = text if texts is None else texts.get(str(path), text)
-            if used != text:  # changed since the checkpoint: reloaded at the first poll
-                stamp, text = _CHANGED, used
-                self._countdown, self._next = 1, -math.inf
+            self._found[path] = stamp, text = _stamp(path), read_file(path)
+            text = self._first[str(path)] = first.get(str(path), text)
             self._files[path] = (stamp, text, parse_text(text, str(path)))
+        self._settle()
 
     def program(self) -> Program:
         """The rules of every file, as last loaded (what to build the engine from)."""
         return Program(tuple(s for *_, program in self._files.values() for s in program.statements))
 
-    def texts(self) -> dict[str, str]:
-        """The text of every file, as last loaded (the rules in use), by path."""
-        return {str(path): text for path, (_, text, _) in self._files.items()}
+    def history(self) -> dict[str, Any]:
+        """What a checkpoint records (JSON data): each file's text when the engine was first
+        built and the text of every reload applied since, in order (``history=``)."""
+        return {"texts": self._first, "reloads": [list(r) for r in self._reloads]}
+
+    def replay(self, engine: Engine) -> None:
+        """A resumed run: apply the checkpoint's reloads (``history=``) to ``engine``, built
+        from :meth:`program`, so that it has the rules and network of the engine the
+        checkpoint's snapshot was taken from; then a file that differs from its text in use
+        is reloaded at the first :meth:`poll`. SnapshotError when a reload fails again."""
+        replay, self._replay = self._replay, []
+        for path, text in replay:
+            try:
+                self._apply(engine, Path(path), text)
+            except ReasonerError as error:
+                raise SnapshotError(
+                    f"the checkpoint's reload of {path} does not apply again: {error}"
+                ) from None
+        self._settle()
+
+    def _settle(self) -> None:
+        """Note each file as found, or as changed (looked at first) when its text is not the
+        one in use."""
+        for path, (stamp, text) in self._found.items():
+            _, used, program = self._files[path]
+            if used != text:
+                stamp = _CHANGED
+                self._countdown, self._next = 1, -math.inf
+            self._files[path] = (stamp, used, program)
 
     def poll(self, engine: Engine) -> None:
         """Apply the rule files' changes to ``engine`` if it is time to look (call it
@@ -109,44 +141,68 @@ class RuleWatcher:
         if now < self._next:
             return
         self._next = now + self.interval
-        for path, (stamp, text, program) in self._files.items():
+        for path, (stamp, _, program) in self._files.items():
             current = _stamp(path)
             if current != stamp:
-                self._reload(engine, path, current, text, program)
+                self._reload(engine, path, current, program)
 
-    def _reload(
-        self, engine: Engine, path: Path, stamp: object, old_text: str, old: Program
-    ) -> None:
+    def _reload(self, engine: Engine, path: Path, stamp: object, old: Program) -> None:
         try:
-            text = read_file(path)
-            new = parse_text(text, str(path))
-            added, removed = _changes(old, new)
-            addition = _with_prefixes(new, added)
-            # Everything that could fail is tried before the engine changes.
-            gone = set(removed)
-            remaining = Program(tuple(s for s in engine.program.statements if s not in gone))
-            check_program(remaining + addition)
-            compile_program(addition, Options(engine.options()["policy"]))
+            added, removed = self._apply(engine, path, read_file(path))
         except ReasonerError as error:
             self.failed += 1
             self.report(f"rules: {error}\nrules: {path} not reloaded: the previous rules stay")
-            self._files[path] = (stamp, old_text, old)  # reported once, until it changes again
+            self._files[path] = (stamp, *self._files[path][1:])  # reported once, until it changes
             return
-        for rule in removed:
-            engine.remove_rules(rule)
-        if added:
-            engine.add_rules(addition)
+        _, text, new = self._files[path]
         self._files[path] = (stamp, text, new)
         self.reloaded += 1
         self.report(f"rules: {path} reloaded: {_summary(added, removed)}")
         if _others(old) != _others(new):
             self.report(
                 f"rules: {path}: static rules, facts or directives changed; they take effect "
-                "at the next start"
+                "when the run starts afresh (not from a checkpoint)"
             )
 
+    def _apply(
+        self, engine: Engine, path: Path, text: str
+    ) -> tuple[list[EventRule], list[EventRule]]:
+        """Change ``engine``'s rules of ``path`` to those of ``text``, noted in the history;
+        the rules added and removed. ReasonerError, changing nothing, when ``text`` does not
+        parse or its rules do not compile (everything that could fail is tried first)."""
+        stamp, _, old = self._files[path]
+        new = parse_text(text, str(path))
+        added, removed = _changes(old, new)
+        addition = _with_prefixes(new, added)
+        gone = set(removed)
+        remaining = Program(tuple(s for s in engine.program.statements if s not in gone))
+        check_program(remaining + addition)
+        compile_program(addition, Options(engine.options()["policy"]))
+        for rule in removed:
+            engine.remove_rules(rule)
+        if added:
+            engine.add_rules(addition)
+        self._files[path] = (stamp, text, new)
+        self._reloads.append((str(path), text))
+        return added, removed
 
-#: The stamp of a file whose text differs from the one in use (see ``texts``).
+
+def _history(
+    data: Mapping[str, Any], paths: Sequence[str | Path]
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A checkpoint's :meth:`RuleWatcher.history`, checked: the first texts, the reloads."""
+    names = {str(Path(p)) for p in paths}
+    try:
+        texts = {str(k): str(v) for k, v in data["texts"].items()}
+        reloads = [(str(p), str(t)) for p, t in data["reloads"]]
+        if not set(texts) | {p for p, _ in reloads} <= names:
+            raise ValueError("other rule files")
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise SnapshotError(f"the checkpoint's rules are malformed ({error})") from None
+    return texts, reloads
+
+
+#: The stamp of a file whose text differs from the one in use (looked at first).
 _CHANGED = object()
 
 
