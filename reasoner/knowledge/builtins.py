@@ -28,6 +28,7 @@ import math
 import operator
 from collections.abc import Callable, Iterator
 from fractions import Fraction
+from typing import Any
 
 from reasoner.errors import EngineError
 from reasoner.values import IRI, Value
@@ -48,6 +49,11 @@ def is_number(value: object) -> bool:
     (True, False)
     """
     return isinstance(value, int | float | Fraction) and not isinstance(value, bool)
+
+
+#: Number classes arithmetic and comparisons need no further test for (``bool`` is a class
+#: of its own).
+_PLAIN = frozenset({int, float})
 
 
 def _num(value: Value, op: str) -> Number:
@@ -164,8 +170,10 @@ def _max(a: Value, b: Value) -> Number:
     return y if y > x else x
 
 
-def _binary(name: str, fn: Callable[[Number, Number], Number]) -> Callable[[Value, Value], Number]:
+def _binary(name: str, fn: Callable[[Any, Any], Number]) -> Callable[[Value, Value], Number]:
     def apply(a: Value, b: Value) -> Number:
+        if a.__class__ in _PLAIN and b.__class__ in _PLAIN:  # the common case, at once
+            return fn(a, b)
         return fn(_num(a, name), _num(b, name))
 
     return apply
@@ -173,9 +181,9 @@ def _binary(name: str, fn: Callable[[Number, Number], Number]) -> Callable[[Valu
 
 #: Arithmetic functions by ``(name, arity)``; each takes values and returns a number.
 FUNCTIONS: dict[tuple[str, int], Callable[..., Number]] = {
-    ("+", 2): _binary("+", lambda x, y: x + y),
-    ("-", 2): _binary("-", lambda x, y: x - y),
-    ("*", 2): _binary("*", lambda x, y: x * y),
+    ("+", 2): _binary("+", operator.add),
+    ("-", 2): _binary("-", operator.sub),
+    ("*", 2): _binary("*", operator.mul),
     ("/", 2): _divide,
     ("//", 2): _int_divide,
     ("mod", 2): _mod,
@@ -231,21 +239,23 @@ def apply_function(name: str, args: tuple[Value, ...]) -> Number:
 # ---------------------------------------------------------------------- comparisons
 
 
-def _numeric(test: Callable[[Number, Number], bool]) -> Callable[[Value, Value], bool]:
+def _numeric(test: Callable[[Any, Any], bool]) -> Callable[[Value, Value], bool]:
     def compare(a: Value, b: Value) -> bool:
-        return is_number(a) and is_number(b) and test(a, b)  # type: ignore[arg-type]
+        if a.__class__ in _PLAIN and b.__class__ in _PLAIN:  # the common case, decided at once
+            return test(a, b)
+        return is_number(a) and is_number(b) and test(a, b)
 
     return compare
 
 
 #: Numeric comparisons: false (never an error) when either side is not a number.
 COMPARISONS: dict[str, Callable[[Value, Value], bool]] = {
-    "<": _numeric(lambda x, y: x < y),
-    ">": _numeric(lambda x, y: x > y),
-    "=<": _numeric(lambda x, y: x <= y),
-    ">=": _numeric(lambda x, y: x >= y),
-    "=:=": _numeric(lambda x, y: x == y),
-    "=\\=": _numeric(lambda x, y: x != y),
+    "<": _numeric(operator.lt),
+    ">": _numeric(operator.gt),
+    "=<": _numeric(operator.le),
+    ">=": _numeric(operator.ge),
+    "=:=": _numeric(operator.eq),
+    "=\\=": _numeric(operator.ne),
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.knowledge.base import Procedure
 from reasoner.knowledge.goals import DEFAULT_PREFIXES, term_value
 from reasoner.language.ast import Atom, Compound, Program, StaticRule
 from reasoner.values import Value
@@ -81,14 +82,41 @@ class FactBase:
         mask = tuple(i for i, v in enumerate(pattern) if v is not None)
         if not mask:
             return iter(rows)
+        index = self._index(key, mask)
+        return iter(index.get(tuple(pattern[i] for i in mask), ()))  # type: ignore[misc]
+
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        """The table's lookups; a ground call is one hash lookup (its index built when first
+        asked).
+
+        >>> p = FactBase([("p", (1, "a"))]).procedure("p", 2)
+        >>> p.holds((1, "a")), p.holds((1, "b")), list(p.solve((None, "a")))
+        (True, False, [(1, 'a')])
+        """
+        key = (predicate, arity)
+        if key not in self._tables:
+            return Procedure(lambda pattern: iter(()), lambda row: False)
+        everything = tuple(range(arity))
+        whole: dict[tuple[Value, ...], list[tuple[Value, ...]]] = {}
+
+        def holds(row: tuple[Value, ...]) -> bool:
+            nonlocal whole
+            if not whole:
+                whole = self._index(key, everything)
+            return row in whole
+
+        return Procedure(lambda pattern: self.solve(predicate, pattern), holds)
+
+    def _index(self, key: _Key, mask: _Mask) -> dict[tuple[Value, ...], list[tuple[Value, ...]]]:
+        """The table ``key`` indexed by the values at the positions ``mask``."""
         index = self._indexes.get((key, mask))
         if index is None:
             index = {}
-            for row in rows:
+            for row in self._tables[key]:
                 index.setdefault(tuple(row[i] for i in mask), []).append(row)
             # Stored only once complete, so a concurrent reader never sees a partial index.
             self._indexes[(key, mask)] = index
-        return iter(index.get(tuple(pattern[i] for i in mask), ()))  # type: ignore[misc]
+        return index
 
     def tuples(self, predicate: str, arity: int) -> tuple[tuple[Value, ...], ...]:
         """All facts of ``predicate/arity`` in insertion order (empty if undefined)."""

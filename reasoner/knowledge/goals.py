@@ -29,7 +29,7 @@ from itertools import chain
 from reasoner.errors import Diagnostic, EngineError, RuleCompileError
 from reasoner.knowledge.actions import FRESH, PRINTING, Action, Fresh
 from reasoner.knowledge.actions import actions as action_table
-from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.base import Knowledge, Procedure
 from reasoner.knowledge.builtins import (
     COMPARISONS,
     CONSTANTS,
@@ -229,6 +229,8 @@ class _Arg:
 
     get: Callable[[Env], Value | None]
     bind: Callable[[Value, Env], bool]
+    #: The variable's name when the argument is a named variable.
+    variable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,11 +548,17 @@ class _Compiler:
         return self.knowledge_call(name, compiled)
 
     def relation_call(self, relation: Relation, args: tuple[_Arg, ...]) -> _Node:
-        return _solve_node(_matcher(lambda pattern, kb: relation(pattern), args))
+        procedure = Procedure(relation, lambda row: next(relation(row), None) is not None)
+        return _matcher(lambda kb: procedure, args)
 
     def knowledge_call(self, name: str, args: tuple[_Arg, ...]) -> _Node:
-        source = lambda pattern, kb: kb.solve(name, pattern)  # noqa: E731
-        return _solve_node(_matcher(source, args, name if self.trace else None))
+        """A static-knowledge call: it runs the knowledge's :class:`Procedure` for ``name``."""
+        arity = len(args)
+        if self.trace:
+            return _solve_node(
+                _traced(lambda pattern, kb: kb.procedure(name, arity).solve(pattern), args, name)
+            )
+        return _matcher(lambda kb: kb.procedure(name, arity), args)
 
     # -------------------------------------------------------------- arguments
 
@@ -638,34 +646,63 @@ class _Compiler:
         return lambda env: const
 
 
-def _matcher(
-    source: Callable[[tuple[Value | None, ...], Knowledge], Iterator[tuple[Value, ...]]],
-    args: tuple[_Arg, ...],
-    traced: str | None = None,
-) -> Solver:
-    """Solutions of a call: one per matching row. With ``traced`` (the predicate's name),
-    each carries the row it matched under :data:`FACTS`."""
-    getters = tuple(a.get for a in args)
+def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) -> _Node:
+    """A call running the procedure ``resolve(kb)``: one solution per row matching the
+    arguments; when they are all bound, a test that binds nothing.
+
+    The procedure is resolved once and kept while the call is given the same knowledge (a
+    new version, or the delta of a rule evaluation round, is asked again), so a call does
+    no dispatch on names."""
     binders = tuple(a.bind for a in args)
+    pattern_of = _pattern(args)
+    last: list[tuple[Knowledge | None, Procedure]] = [(None, _NOTHING)]
+
+    def procedure(kb: Knowledge) -> Procedure:
+        found = resolve(kb)
+        last[0] = (kb, found)  # one assignment: a concurrent caller sees a consistent pair
+        return found
 
     def solve(env: Env, kb: Knowledge) -> Iterator[Env]:
-        pattern = tuple(g(env) for g in getters)
+        pattern = pattern_of(env)
+        known, found = last[0]
+        if known is not kb:
+            found = procedure(kb)
         if None not in pattern:
-            # Fully bound: a membership test, no new bindings.
-            for _ in source(pattern, kb):
+            if found.holds(pattern):  # type: ignore[arg-type]
                 yield env
-                return
             return
-        for row in source(pattern, kb):
+        for row in found.solve(pattern):
             new = dict(env)
             if all(bind(v, new) for bind, v in zip(binders, row, strict=True)):
                 yield new
 
-    if traced is None:
-        return solve
+    def test(env: Env, kb: Knowledge) -> bool:
+        pattern = pattern_of(env)
+        if None in pattern:
+            return next(solve(env, kb), None) is not None
+        known, found = last[0]
+        if known is not kb:
+            found = procedure(kb)
+        return found.holds(pattern)  # type: ignore[arg-type]
+
+    return _Node(solve, test, binds=True)
+
+
+#: The procedure of nothing (no answers).
+_NOTHING = Procedure(lambda pattern: iter(()), lambda row: False)
+
+
+def _traced(
+    source: Callable[[tuple[Value | None, ...], Knowledge], Iterator[tuple[Value, ...]]],
+    args: tuple[_Arg, ...],
+    traced: str,
+) -> Solver:
+    """Solutions of a call, each carrying the row it matched under :data:`FACTS`."""
+    binders = tuple(a.bind for a in args)
+    pattern_of = _pattern(args)
 
     def solve_traced(env: Env, kb: Knowledge) -> Iterator[Env]:
-        pattern = tuple(g(env) for g in getters)
+        pattern = pattern_of(env)
         for row in source(pattern, kb):
             new = dict(env)
             if all(bind(v, new) for bind, v in zip(binders, row, strict=True)):
@@ -675,6 +712,15 @@ def _matcher(
                     return
 
     return solve_traced
+
+
+def _pattern(args: tuple[_Arg, ...]) -> Callable[[Env], tuple[Value | None, ...]]:
+    """A function giving a call's pattern: each argument's value, None where unbound."""
+    names = tuple(a.variable for a in args if a.variable is not None)
+    if len(names) == len(args):  # only named variables (the common case): one lookup each
+        return lambda env: tuple(map(env.get, names))
+    getters = tuple(a.get for a in args)
+    return lambda env: tuple([g(env) for g in getters])
 
 
 def _const_arg(value: Value) -> _Arg:
@@ -689,7 +735,7 @@ def _var_arg(name: str) -> _Arg:
             return True
         return bool(current == value)
 
-    return _Arg(lambda env: env.get(name), bind)
+    return _Arg(lambda env: env.get(name), bind, name)
 
 
 def _struct_arg(functor: str, args: tuple[_Arg, ...]) -> _Arg:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reasoner.errors import KnowledgeError, ReasonerError
+from reasoner.knowledge.base import Procedure, solving
 from reasoner.knowledge.datalog import DerivedKnowledge, Model, Relation, Strata, evaluate, prepare
 from reasoner.knowledge.entailment import Closure, materialize
 from reasoner.knowledge.goals import DEFAULT_PREFIXES
@@ -90,6 +91,15 @@ class TripleIndex:
             return ((a, p, b) for a, b in relation.match((s, o)))
         return self._triples().match(pattern)
 
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        """A property's relation (its pairs), or :meth:`solve` for ``rdf/3``."""
+        if arity != 2:
+            return solving(self, predicate)
+        relation = self._by_property.get(predicate)
+        if relation is None:
+            return Procedure(lambda pattern: iter(()), lambda row: False)
+        return Procedure(relation.match, relation.__contains__)
+
     def _triples(self) -> Relation:
         # Only rdf(S, P, O) with P unbound needs every triple in one relation: build it then,
         # completely, before publishing it (concurrent readers see none or all of it).
@@ -141,6 +151,18 @@ class Snapshot:
         """
         if not self.knowledge.on_demand(predicate, len(pattern)):
             return self.knowledge.solve(predicate, pattern)
+        return iter(self._answers(predicate, pattern))
+
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        """The knowledge's procedure; an on-demand predicate's answers are kept as
+        :meth:`solve` keeps them, but a ground call is answered by its rules directly (a
+        test builds no answer, which costs less than keeping it)."""
+        found = self.knowledge.procedure(predicate, arity)
+        if not self.knowledge.on_demand(predicate, arity):
+            return found
+        return Procedure(lambda pattern: iter(self._answers(predicate, pattern)), found.holds)
+
+    def _answers(self, predicate: str, pattern: tuple[Value | None, ...]) -> tuple[Row, ...]:
         key = (predicate, pattern)
         rows = self.answers.get(key)
         if rows is None:
@@ -148,7 +170,7 @@ class Snapshot:
             if len(self.answers) >= MAX_ANSWERS:
                 self.answers.clear()
             self.answers[key] = rows
-        return iter(rows)
+        return rows
 
 
 def _detached(

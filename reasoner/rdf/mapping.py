@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from reasoner.errors import ReasonerError
+from reasoner.knowledge.base import Procedure, solving
 from reasoner.knowledge.goals import Expression, Goal, compile_expression, compile_goal
 from reasoner.language.ast import Compound, EventAtom, Program, RdfEvent, Span, Term, Var
 from reasoner.values import Time, Value
@@ -62,6 +63,10 @@ class GraphTriples:
     def defines(self, predicate: str, arity: int) -> bool:
         """Only the graph's own predicates: a mapping never asks the background knowledge."""
         return (predicate, arity) in (("rdf", 3), ("time", 1))
+
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        """Calls of :meth:`solve` (a graph is asked a few times only)."""
+        return solving(self, predicate)
 
     def solve(
         self, predicate: str, pattern: tuple[Value | None, ...]

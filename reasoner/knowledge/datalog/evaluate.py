@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from reasoner.errors import EngineError
-from reasoner.knowledge.base import Knowledge
+from reasoner.knowledge.base import Knowledge, Procedure
 from reasoner.knowledge.datalog.relation import Relation, Row
 from reasoner.knowledge.datalog.rules import Rule
 from reasoner.knowledge.datalog.stratify import Key, Strata, Stratum
@@ -221,7 +221,11 @@ class DerivedKnowledge:
         self.strata = strata
         self.prefixes = prefixes
         self._on_demand = {
-            key: tuple(_compile_top_down(r, prefixes) for r in rules)
+            key: _top_down(
+                tuple(_compile_top_down(r, prefixes) for r in rules),
+                base.procedure(*key) if base.defines(*key) else None,
+                self,
+            )
             for key, rules in strata.on_demand.items()
         }
 
@@ -244,34 +248,19 @@ class DerivedKnowledge:
         relation = self.model.get(key)
         if relation is not None:
             return relation.match(pattern)
-        rules = self._on_demand.get(key)
-        if rules is not None:
-            return self._top_down(rules, pattern)
+        on_demand = self._on_demand.get(key)
+        if on_demand is not None:
+            return on_demand.solve(pattern)
         return self.base.solve(predicate, pattern)
 
-    def _top_down(
-        self, rules: tuple[_TopDown, ...], pattern: tuple[Value | None, ...]
-    ) -> Iterator[Row]:
-        seen: set[Row] = set()
-        for rule, body, binders, builders in rules:
-            env: Env = {}
-            if not all(v is None or bind(v, env) for bind, v in zip(binders, pattern, strict=True)):
-                continue
-            for solution in body.solutions(env, self):
-                # an anonymous head argument takes the caller's value (it matches anything)
-                row = tuple(
-                    v if v is not None and t == ANONYMOUS else build(solution)
-                    for t, v, build in zip(rule.head, pattern, builders, strict=True)
-                )
-                if row not in seen:
-                    seen.add(row)
-                    yield row
-        name, arity = rules[0][0].predicate, len(pattern)
-        if self.base.defines(name, arity):
-            for row in self.base.solve(name, pattern):
-                if row not in seen:
-                    seen.add(row)
-                    yield row
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        """A materialised predicate's relation, an on-demand one's rules (top-down, each
+        head unified with the call), or the base's procedure."""
+        key = (predicate, arity)
+        relation = self.model.get(key)
+        if relation is not None:
+            return Procedure(relation.match, relation.__contains__)
+        return self._on_demand.get(key) or self.base.procedure(predicate, arity)
 
 
 class _Overlay:
@@ -292,12 +281,65 @@ class _Overlay:
             return relation.match(pattern)
         return self.view.solve(predicate, pattern)
 
+    def procedure(self, predicate: str, arity: int) -> Procedure:
+        relation = self.delta.get((predicate, arity))
+        if relation is not None:
+            return Procedure(relation.match, relation.__contains__)
+        return self.view.procedure(predicate, arity)
 
-#: An on-demand rule compiled: the rule, its body goal, and per head argument a function
-#: unifying it with the caller's value and one building its value from the body's bindings.
-_TopDown = tuple[
-    Rule, Goal, tuple[Callable[[Value, Env], bool], ...], tuple[Callable[[Env], Value], ...]
-]
+
+@dataclass(frozen=True, slots=True)
+class _TopDown:
+    """An on-demand rule compiled: its body goal, a function unifying its head with a call's
+    pattern (None: unbound) into fresh bindings (None when they disagree), and per head
+    argument a function building its value from the body's bindings."""
+
+    rule: Rule
+    body: Goal
+    unify: Callable[[tuple[Value | None, ...]], Env | None]
+    builders: tuple[Callable[[Env], Value], ...]
+    #: The head's variables when it is distinct named variables (the common case: a ground
+    #: call's bindings are then the call's values by name).
+    variables: tuple[str, ...] | None
+
+
+def _top_down(rules: tuple[_TopDown, ...], base: Procedure | None, kb: Knowledge) -> Procedure:
+    """The procedure of an on-demand predicate: its rules' answers, then the base's."""
+
+    def solve(pattern: tuple[Value | None, ...]) -> Iterator[Row]:
+        seen: set[Row] = set()
+        for rule in rules:
+            env = rule.unify(pattern)
+            if env is None:
+                continue
+            for solution in rule.body.solutions(env, kb):
+                # an anonymous head argument takes the caller's value (it matches anything)
+                row = tuple(
+                    v if v is not None and t == ANONYMOUS else build(solution)
+                    for t, v, build in zip(rule.rule.head, pattern, rule.builders, strict=True)
+                )
+                if row not in seen:
+                    seen.add(row)
+                    yield row
+        if base is not None:
+            for row in base.solve(pattern):
+                if row not in seen:
+                    seen.add(row)
+                    yield row
+
+    # A ground call: a rule whose head unifies with it and whose body holds answers it (its
+    # answer is the call itself), so no answer is built.
+    tests = tuple((rule.variables, rule.unify, rule.body.holds) for rule in rules)
+    base_holds = None if base is None else base.holds
+
+    def holds(row: Row) -> bool:
+        for variables, unify, test in tests:
+            env = unify(row) if variables is None else dict(zip(variables, row, strict=False))
+            if env is not None and test(env, kb):
+                return True
+        return base_holds is not None and base_holds(row)
+
+    return Procedure(solve, holds)
 
 
 def body_term(rule: Rule) -> Term:
@@ -315,9 +357,21 @@ def body_term(rule: Rule) -> Term:
 
 
 def _compile_top_down(rule: Rule, prefixes: Mapping[str, str]) -> _TopDown:
-    return (
+    binders = tuple(term_binder(t, prefixes) for t in rule.head)
+
+    def unify(pattern: tuple[Value | None, ...]) -> Env | None:
+        env: Env = {}
+        for bind, value in zip(binders, pattern, strict=True):
+            if value is not None and not bind(value, env):
+                return None
+        return env
+
+    names = tuple(t.name for t in rule.head if isinstance(t, Var) and t != ANONYMOUS)
+    plain = len(names) == len(rule.head) and len(set(names)) == len(names)
+    return _TopDown(
         rule,
         compile_goal(body_term(rule), prefixes),
-        tuple(term_binder(t, prefixes) for t in rule.head),
+        unify,
         tuple(_builder(t, prefixes) for t in rule.head),
+        names if plain else None,
     )
