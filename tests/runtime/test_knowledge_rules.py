@@ -9,6 +9,7 @@ import pytest
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.loader import parse_file
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.values import IRI
@@ -79,3 +80,40 @@ def test_non_ground_facts_hold_for_any_value() -> None:
         "wrong(D) <- delivery(D) WHERE limit(D, 21)."
     )
     assert engine.push(Event.at("delivery", ("alice",), 1)) == [Event("ok", ("alice",), 1, 1)]
+
+
+#: A WHERE and an EVENT_MULTIPLY calling static rules: risky/2 is answered top-down per call
+#: (its comparisons need V), feeds/2 is recursive (materialised), with facts and negation.
+PIPES = """
+alarm(S, V) <- reading(S, V) WHERE risky(S, V).
+spread(S, A) <- reading(S, V) WHERE V > 10 EVENT_MULTIPLY (feeds(S, A), \\+ shielded(A)).
+risky(S, V) :- V >= 50, \\+ shielded(S), feeds(S, _).
+risky(S, V) :- V >= 20, V < 30, critical(S).
+feeds(X, Y) :- pipe(X, Y).
+feeds(X, Z) :- pipe(X, Y), feeds(Y, Z).
+pipe(a, b). pipe(b, c). pipe(c, d).
+shielded(c).
+critical(d).
+"""
+
+
+@pytest.mark.parametrize("store", [False, True], ids=["program", "snapshot"])
+def test_where_and_event_multiply_call_static_rules(store: bool) -> None:
+    program = parse(PIPES)
+    knowledge = KnowledgeBase([], entailment="none", program=program).snapshot() if store else None
+    engine = Engine(program, knowledge=knowledge)
+    readings = [("a", 60), ("c", 70), ("d", 55), ("d", 25), ("b", 25), ("a", "none"), ("a", 5)]
+    found = [
+        sorted((d.name, d.args) for d in engine.push(Event.at("reading", args, t)))
+        for t, args in enumerate(readings)
+    ]
+    assert found == [
+        # a is not shielded and feeds b, c, d; of those, c is shielded
+        [("alarm", ("a", 60)), ("spread", ("a", "b")), ("spread", ("a", "d"))],
+        [("spread", ("c", "d"))],  # c is shielded: no alarm
+        [],  # d feeds nothing
+        [("alarm", ("d", 25))],  # critical, between 20 and 30
+        [("spread", ("b", "d"))],  # b is not critical
+        [],  # no number: every comparison fails
+        [],
+    ]
