@@ -13,8 +13,8 @@ Lookups never touch pyoxigraph: a SELECT costs 30–65 µs, a dict lookup 0.1 µ
 indexes (``wt:speed(S, V)`` with ``S`` bound, the common case) are built with the version;
 other bound-position indexes are built on their first use and kept. Predicates answered
 top-down per call (rules with arithmetic or negation, e.g. ``becomes_blizzard/4``) keep their
-answers per version: the same call against the same version is answered once (a refresh
-starts a new version, hence an empty cache).
+answers per version, and whether their ground calls hold: the same call against the same
+version is answered once (a refresh starts a new version, hence empty caches).
 """
 
 from __future__ import annotations
@@ -131,6 +131,8 @@ class Snapshot:
     answers: dict[tuple[str, tuple[Value | None, ...]], tuple[Row, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    #: Whether ground calls of on-demand predicates hold, by (predicate, call).
+    held: dict[tuple[str, Row], bool] = field(default_factory=dict, repr=False, compare=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (sent to a worker process), a snapshot leaves its store and its answers
@@ -155,12 +157,24 @@ class Snapshot:
 
     def procedure(self, predicate: str, arity: int) -> Procedure:
         """The knowledge's procedure; an on-demand predicate's answers are kept as
-        :meth:`solve` keeps them, but a ground call is answered by its rules directly (a
-        test builds no answer, which costs less than keeping it)."""
+        :meth:`solve` keeps them, and whether its ground calls hold too (such a call is
+        decided by its rules without building an answer)."""
         found = self.knowledge.procedure(predicate, arity)
         if not self.knowledge.on_demand(predicate, arity):
             return found
-        return Procedure(lambda pattern: iter(self._answers(predicate, pattern)), found.holds)
+        rules = found.holds
+
+        def holds(row: Row) -> bool:
+            key = (predicate, row)
+            known = self.held.get(key)
+            if known is None:
+                known = rules(row)
+                if len(self.held) >= MAX_ANSWERS:
+                    self.held.clear()
+                self.held[key] = known
+            return known
+
+        return Procedure(lambda pattern: iter(self._answers(predicate, pattern)), holds)
 
     def _answers(self, predicate: str, pattern: tuple[Value | None, ...]) -> tuple[Row, ...]:
         key = (predicate, pattern)
@@ -184,7 +198,8 @@ def _detached(
     return Snapshot(version, Store(), knowledge, strata, closure, dict(stats))
 
 
-#: How many on-demand calls a :class:`Snapshot` keeps the answers of.
+#: How many on-demand calls a :class:`Snapshot` keeps the answers of (and how many ground
+#: calls it keeps whether they hold).
 MAX_ANSWERS = 65_536
 
 

@@ -248,3 +248,13 @@ def test_on_demand_answers_are_kept_per_version_and_a_refresh_starts_over(
         ("excess", (o, 20, None)): ((o, 20, 55),),
         ("excess", (o, 30, None)): ((o, 30, 45),),
     }
+    # A ground call (a WHERE test) keeps whether it holds, per version, bounded the same way.
+    test = compile_goal(c("excess", Var("O"), Var("Limit"), Var("D")), {}).holds
+    assert [test({"O": o, "Limit": 50, "D": d}, second) for d in (25, 24)] == [True, False]
+    assert second.held == {("excess", (o, 50, 25)): True, ("excess", (o, 50, 24)): False}
+    assert test({"O": o, "Limit": 50, "D": 25}, first) is False and first.held == {
+        ("excess", (o, 50, 25)): False
+    }
+    for d in (25, 24, 35):  # 25 found it full (of the 50s), 24 joined it, 35 started over
+        assert test({"O": o, "Limit": 40, "D": d}, second) is (d == 35)
+    assert second.held == {("excess", (o, 40, 35)): True}
