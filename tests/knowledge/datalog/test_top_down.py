@@ -79,7 +79,7 @@ def test_ground_calls_hold_as_the_rules_bottom_up(texts: tuple[str, str]) -> Non
     except EngineError as error:
         # a materialised q1 whose q0 call comes before its arguments are bound: q0 is
         # asked without its inputs (an error of the program, not of the evaluation)
-        assert "unbound variable" in str(error)
+        assert "unbound variable" in str(error) or "is not bound by the body" in str(error)
         reject()
     calls = {name: compile_goal(Compound(name, (Var("A"), Var("B"))), {}) for name in ("q0", "q1")}
     for name, goal in calls.items():
