@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import operator
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
@@ -53,7 +54,10 @@ def fingerprint(engine: Engine) -> str:
     it cannot use and an engine with it needs): off, the fingerprint is the one of engines
     that had no such option, whose snapshots still restore. The same for the static rules:
     written only when they differ from those the engine was given (whatever the changes that
-    led there)."""
+    led there). Computed once per program (every rule change makes a new one)."""
+    cached = engine._fingerprint
+    if cached is not None and cached[0] is engine.program and cached[1] is engine._given_static:
+        return cached[2]
     options = engine.options()
     if not options["explain"]:
         del options["explain"]
@@ -63,13 +67,17 @@ def fingerprint(engine: Engine) -> str:
         + _changed_static(engine)
         + json.dumps({k: encode(v) for k, v in options.items()}, sort_keys=True)
     )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    value = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    engine._fingerprint = (engine.program, engine._given_static, value)
+    return value
 
 
 def _changed_static(engine: Engine) -> str:
-    now = sorted(dump(c) for c in engine.program.static_rules)
-    given = sorted(dump(c) for c in engine._given_static)
-    return "" if now == given else "".join(f"{c}\n" for c in now)
+    now, given = engine.program.static_rules, engine._given_static
+    if len(now) == len(given) and all(map(operator.is_, now, given)):
+        return ""  # (no action changed them: the clauses themselves, in their order)
+    now_text = sorted(dump(c) for c in now)
+    return "" if now_text == sorted(dump(c) for c in given) else "".join(f"{c}\n" for c in now_text)
 
 
 def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
@@ -207,7 +215,8 @@ class Derivations:
 def encode(x: Any, rules: Derivations | None = None) -> Any:
     """A run-time value as JSON data (tagged arrays for what JSON lacks); with ``rules``,
     detections with their derivations."""
-    if x is None or isinstance(x, str | bool | int):
+    # (isinstance with a tuple, not a union: this runs for every value a snapshot writes)
+    if x is None or isinstance(x, (str, int)):  # (bool is an int)
         return x
     if isinstance(x, float):
         return x if math.isfinite(x) else ["x", repr(x)]
@@ -223,7 +232,7 @@ def encode(x: Any, rules: Derivations | None = None) -> Any:
                 out.append(written)
         return out
     if isinstance(x, tuple):
-        return ["t", *(encode(i, rules) for i in x)]
+        return ["t", *[encode(i, rules) for i in x]]
     if isinstance(x, Fraction):
         return ["q", x.numerator, x.denominator]
     if isinstance(x, IRI):
@@ -236,12 +245,12 @@ def encode(x: Any, rules: Derivations | None = None) -> Any:
 def decode(x: Any, rules: Derivations | None = None) -> Any:
     """The inverse of :func:`encode` (builds only plain values, events and detections)."""
     if not isinstance(x, list):
-        if x is None or isinstance(x, str | bool | int | float):
+        if x is None or isinstance(x, (str, int, float)):
             return x
         raise ValueError(f"unexpected {type(x).__name__}")
     tag = x[0]
     if tag == "t":
-        return tuple(decode(i, rules) for i in x[1:])
+        return tuple([decode(i, rules) for i in x[1:]])
     if tag == "x":
         if x[1] not in ("inf", "-inf", "nan"):
             raise ValueError(f"bad float {x[1]!r}")

@@ -147,6 +147,9 @@ class Engine:
         self._deferred: list[Callable[[], object]] = []  # those changes, in order
         # the static rules the engine was given (the actions' changes aside)
         self._given_static: tuple[StaticRule, ...] = ()
+        # the snapshot fingerprint (reasoner.runtime.checkpoint) of the program it was computed
+        # for: every rule change makes a new program, so it holds until the program changes
+        self._fingerprint: tuple[Program, tuple[StaticRule, ...], str] | None = None
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)

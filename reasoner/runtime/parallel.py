@@ -26,7 +26,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from functools import cache, partial
+from functools import cache, cached_property, partial
 from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import Any
@@ -446,6 +446,13 @@ class ParallelEngine:
             duplicates=sum(s.duplicates for s in engines),
         )
 
+    @cached_property
+    def _fingerprint(self) -> str:
+        """What a snapshot must match: the program, the options, the number of workers."""
+        program, options, lateness, workers = self._identity
+        text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
     def snapshot(self) -> bytes:
         """Every engine's state and the router's (the detections not final yet, the lateness
         buffer, the counters), in the snapshot format of :mod:`reasoner.runtime.checkpoint`.
@@ -453,7 +460,7 @@ class ParallelEngine:
         self._process_all()
         encode = checkpoint.encode
         state = {
-            "fingerprint": _fingerprint(*self._identity),
+            "fingerprint": self._fingerprint,
             "workers": [d.decode("utf-8") for d in self._ask(("snapshot",))]
             if self.workers
             else [],
@@ -473,7 +480,7 @@ class ParallelEngine:
         """Put back a :meth:`snapshot` taken with the same rules, options and number of
         workers; SnapshotError (nothing changed) otherwise."""
         state = checkpoint.unpack(data)
-        if state.get("fingerprint") != _fingerprint(*self._identity):
+        if state.get("fingerprint") != self._fingerprint:
             raise SnapshotError(
                 "the snapshot was taken from another program, other engine options or "
                 "another number of workers"
@@ -580,11 +587,6 @@ def unique(ordered: Iterable[Event]) -> Iterator[Event]:
         if d != last:
             yield d
             last = d
-
-
-def _fingerprint(program: Program, options: dict[str, Any], lateness: Any, workers: int) -> str:
-    text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -> None:
