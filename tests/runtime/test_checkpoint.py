@@ -143,6 +143,32 @@ def test_explain_counts_in_the_fingerprint_only_when_on() -> None:
         plain.restore(explaining.snapshot())
 
 
+def test_snapshots_of_a_program_with_many_facts_do_not_write_them_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No action changed the static rules: the fingerprint compares them without writing
+    # them out (snapshots and restores cost nothing per fact); its value is unchanged.
+    from reasoner.runtime import checkpoint
+
+    dumped: list[object] = []
+    write = checkpoint.dump
+    monkeypatch.setattr(checkpoint, "dump", lambda node: dumped.append(node) or write(node))
+    facts = "".join(f"near(s{i}, s{i + 1}).\n" for i in range(2000))
+    engine = Engine("warn(X, Y) <- alarm(X) WHERE near(X, Y).\n" + facts)
+    other = Engine("warn(X, Y) <- alarm(X) WHERE near(X, Y).\n" + facts)
+    for t in range(1, 4):
+        assert engine.push(Event.at("alarm", (f"s{t}",), t)) == [
+            Event("warn", (f"s{t}", f"s{t + 1}"), t, t)
+        ]
+        other.restore(engine.snapshot())
+    assert dumped == []
+    options = {"policy": "unrestricted", "tie_break": "longer", "max_derivations": 100_000,
+               "lateness": 0, "max_span": None, "provenance": False}  # fmt: skip
+    text = engine.network() + "\n" + json.dumps(options, sort_keys=True)
+    before = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert json.loads(engine.snapshot().partition(b"\n")[2])["fingerprint"] == before
+
+
 def test_restore_keeps_the_lateness_buffer() -> None:
     rules = "c(X) <- a(X) SEQ b(X)."
     first = Engine(rules, lateness=5)

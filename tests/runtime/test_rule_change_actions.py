@@ -4,12 +4,16 @@ knowledge between two events (every event sees one version), and the rules of
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from reasoner.errors import EngineError, SnapshotError
 from reasoner.knowledge.facts import FactBase
-from reasoner.language.ast import Atom, Compound
+from reasoner.language.ast import Atom, Compound, StaticRule, dump
 from reasoner.language.parser import parse
+from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import ParallelEngine
@@ -127,3 +131,44 @@ def test_snapshots_match_by_the_static_rules_not_by_the_changes_that_led_there()
         Engine(rules).restore(thrice.snapshot())
     with pytest.raises(SnapshotError, match="another program"):
         back.restore(once.snapshot())
+
+
+def test_the_fingerprint_follows_every_rule_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fingerprint is computed once per program: each change of the rules (by an action)
+    # gives the documented value, and the static rules are written out only while they differ
+    # from those given, once per change (not per snapshot or restore).
+    rules = """
+    noop <- a do ins_static_rule(s1 :- s2).
+    noop <- b do del_static_rule(s1 :- s2).
+    noop <- c do ins_event_rule(r 'rule:' got(Y) <- x(Y)).
+    noop <- k do del_event_rule(r).
+    s2.
+    """
+    given = parse(rules).static_rules
+    dumped: list[object] = []
+    monkeypatch.setattr(checkpoint, "dump", lambda node: dumped.append(node) or dump(node))
+    engine = Engine(rules)
+    prints, dumps = [], []
+    for time, name in enumerate(" abck"):
+        if name != " ":
+            engine.push(Event.at(name, (), time))
+        dumped.clear()
+        for _ in range(3):
+            engine.restore(engine.snapshot())
+        dumps.append(len(dumped))
+        prints.append(json.loads(engine.snapshot().partition(b"\n")[2])["fingerprint"])
+        assert prints[-1] == _documented_fingerprint(engine, given), name
+    assert dumps == [0, 3, 0, 0, 0]  # after a: s2 and s1 :- s2 in use, s2 given
+    assert prints[2] == prints[0]  # the rules given again
+    assert len({prints[0], prints[1], prints[3]}) == 3
+
+
+def _documented_fingerprint(engine: Engine, given: tuple[StaticRule, ...]) -> str:
+    """docs/scale-out.md's fingerprint: the network, the static rules in use when they
+    differ from those given, the options (explain off: left out)."""
+    now = sorted(dump(c) for c in engine.program.static_rules)
+    static = "" if now == sorted(dump(c) for c in given) else "".join(f"{c}\n" for c in now)
+    options = {"policy": "unrestricted", "tie_break": "longer", "max_derivations": 100_000,
+               "lateness": 0, "max_span": None, "provenance": False}  # fmt: skip
+    text = engine.network() + "\n" + static + json.dumps(options, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
