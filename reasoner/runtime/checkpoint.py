@@ -89,8 +89,10 @@ def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
         "fingerprint": fingerprint(engine),
         "now": encode(rt.now),
         "timers": [_timer(at, order, fire, engine, rules) for at, order, fire in rt.timers],
-        # (sorted: the same state gives the same bytes, whatever the set's order)
-        "seen": sorted((encode(e) for e in engine._seen), key=json.dumps),
+        # sorted by their JSON text (the same state gives the same bytes, whatever the set's
+        # order), each written once: the order of json.dumps's text too (it only adds a space
+        # after each separator, at the same places in both texts up to where they differ)
+        "seen": Written("[" + ",".join(sorted(_write(encode(e)) for e in engine._seen)) + "]"),
         "buffer": [[encode(end), n, encode(e)] for end, n, e in engine._buffer],
         "latest": encode(engine._latest),
         "counts": engine._counts,
@@ -101,9 +103,21 @@ def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
     return pack(state)
 
 
+#: ``json.dumps`` with a snapshot's settings (compact; no NaN or infinity).
+_write = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+class Written(str):
+    """JSON text already written (:func:`pack` puts it in as it is)."""
+
+    __slots__ = ()
+
+
 def pack(state: dict[str, Any]) -> bytes:
-    """JSON data (values written with :func:`encode`) as a checksummed, versioned snapshot."""
-    body = json.dumps(state, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    """JSON data (values written with :func:`encode`, or :class:`Written`) as a
+    checksummed, versioned snapshot."""
+    fields = (f"{_write(k)}:{v if isinstance(v, Written) else _write(v)}" for k, v in state.items())
+    body = ("{" + ",".join(fields) + "}").encode("utf-8")
     header = f"{MAGIC} {VERSION} {hashlib.sha256(body).hexdigest()}\n".encode("ascii")
     return header + body
 

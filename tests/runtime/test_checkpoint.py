@@ -16,6 +16,7 @@ from test_aggregates import streams as aggregate_streams
 
 from reasoner.errors import RuleCompileError, SnapshotError
 from reasoner.language.ast import Program
+from reasoner.runtime.checkpoint import encode
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
@@ -167,6 +168,23 @@ def test_snapshots_of_a_program_with_many_facts_do_not_write_them_out(
     text = engine.network() + "\n" + json.dumps(options, sort_keys=True)
     before = hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert json.loads(engine.snapshot().partition(b"\n")[2])["fingerprint"] == before
+
+
+def test_the_events_of_the_current_time_point_are_written_in_json_text_order() -> None:
+    # The order the format always had: by each event's json.dumps text (strings below '"'
+    # and numbers sort as text), the body json.dumps's compact text of the whole state.
+    engine = Engine("c(X) <- a(X) SEQ b(X).")
+    args = ["a!", "a", "a, b", 9, 10, -1, 1.5, 1e20, ("t", 2), ("t",), True, None, "\u00e9"]
+    for arg in args:
+        engine.push(Event.at("a", (arg,), 5))
+    engine.push(Event.at("b", ("x",), 5))
+    engine.push(Event.at("a!", (1,), 5))
+    body = engine.snapshot().partition(b"\n")[2]
+    state = json.loads(body)
+    events = [*(Event.at("a", (arg,), 5) for arg in args), Event.at("b", ("x",), 5)]
+    events.append(Event.at("a!", (1,), 5))
+    assert state["seen"] == sorted((encode(e) for e in events), key=json.dumps)
+    assert body == json.dumps(state, separators=(",", ":")).encode("utf-8")
 
 
 def test_restore_keeps_the_lateness_buffer() -> None:
