@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
-from itertools import count
+from itertools import count, groupby
 from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import SnapshotError
@@ -116,8 +116,13 @@ class Written(str):
 def pack(state: dict[str, Any]) -> bytes:
     """JSON data (values written with :func:`encode`, or :class:`Written`) as a
     checksummed, versioned snapshot."""
-    fields = (f"{_write(k)}:{v if isinstance(v, Written) else _write(v)}" for k, v in state.items())
-    body = ("{" + ",".join(fields) + "}").encode("utf-8")
+    parts: list[str] = []  # (the fields between two Written ones are written together)
+    for written, fields in groupby(state.items(), lambda field: isinstance(field[1], Written)):
+        if written:
+            parts += (f"{_write(key)}:{value}" for key, value in fields)
+        else:
+            parts.append(_write(dict(fields))[1:-1])
+    body = ("{" + ",".join(parts) + "}").encode("utf-8")
     header = f"{MAGIC} {VERSION} {hashlib.sha256(body).hexdigest()}\n".encode("ascii")
     return header + body
 
