@@ -166,8 +166,9 @@ def _add_rules(group: Any) -> None:
         action="store_true",
         help="reload the rule files when they change, between two events: rules gone from a "
         "file are removed, new ones added, the others keep their partial matches; a file that "
-        "no longer parses or compiles keeps the previous rules; each reload is reported on "
-        "stderr",
+        "no longer parses or compiles keeps the previous rules (with --workers, so does a "
+        "change that would move a running rule between the workers and the global stage); "
+        "each reload is reported on stderr",
     )
     group.add_argument(
         "--watch-interval",
@@ -273,11 +274,6 @@ def run(args: argparse.Namespace) -> int:
     if args.speed is not None and not args.speed > 0:
         raise ReasonerError(f"--speed must be positive, not {args.speed}")
     check_refresh(args)
-    if args.watch_rules and args.workers is not None:
-        raise ReasonerError(
-            "--watch-rules does not work with --workers: a changed rule may move others "
-            "between the workers and the global stage, with their partial matches (docs/api.md)"
-        )
     if not args.watch_interval > 0:
         raise ReasonerError(f"--watch-interval must be positive, not {args.watch_interval}")
     if not args.rules and args.query is None:

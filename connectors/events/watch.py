@@ -4,7 +4,8 @@ Between two events, :meth:`RuleWatcher.poll` looks at the rule files' modificati
 sizes) — no more often than every ``interval`` seconds of wall time, and it reads the clock only
 every ``every`` events, so a fast replay pays a counter per event. A file that changed is parsed
 again and compared with its previous version rule by rule: the event rules that disappeared
-are removed from the engine, the new ones added (``Engine.remove_rules`` / ``add_rules``), and
+are removed from the engine, the new ones added (``Engine.change_rules``; a ``ParallelEngine``
+changes every stage at once, or refuses a change its stages cannot follow exactly), and
 the rules that stayed the same keep their state (a rule counts as removed wherever it stands:
 an equal rule of another file goes too). What changed is reported on standard error; a
 file that no longer parses or compiles is reported (file:line:col) and the previous rules stay.
@@ -178,10 +179,7 @@ class RuleWatcher:
         remaining = Program(tuple(s for s in engine.program.statements if s not in gone))
         check_program(remaining + addition)
         compile_program(addition, Options(engine.options()["policy"]))
-        for rule in removed:
-            engine.remove_rules(rule)
-        if added:
-            engine.add_rules(addition)
+        engine.change_rules(removed, addition)  # (a ParallelEngine may refuse, changing nothing)
         self._files[path] = (stamp, text, new)
         self._reloads.append((str(path), text))
         return added, removed

@@ -234,6 +234,15 @@ class Engine:
         self._rewire(self._remove(selected))
         return tuple(selected)
 
+    def change_rules(self, removed: Iterable[EventRule], added: Program) -> None:
+        """Remove the rules equal to each of ``removed``, then add the event rules of
+        ``added`` (with its directives), as :meth:`remove_rules` and :meth:`add_rules` do
+        (``reasoner run --watch-rules`` reloading a file)."""
+        for rule in removed:
+            self.remove_rules(rule)
+        if added.event_rules:
+            self.add_rules(added)
+
     def _remove(self, rules: Iterable[EventRule]) -> set[int]:
         """Remove ``rules`` (of ``self.program``) in one pass, as :meth:`remove_rules`
         describes; return the nodes the caller must rewire (:meth:`_rewire`)."""

@@ -29,19 +29,20 @@ from dataclasses import replace
 from functools import cache, cached_property, partial
 from multiprocessing.connection import Connection
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
-from reasoner.compiler.partition import analyse
+from reasoner.compiler.partition import Partitioning, analyse
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Program, dump, event_arities
+from reasoner.language.ast import EventRule, Program, dump, event_arities
+from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, is_time, rejection
-from reasoner.runtime.rulechanges import refuse_static_changes
+from reasoner.runtime.rulechanges import quoted, refuse_static_changes
 from reasoner.runtime.stages import GlobalStage, Path, StageEngine, positions
 from reasoner.values import NUMBER_TYPES
 
@@ -138,12 +139,14 @@ class ParallelEngine:
         #: With explain: the rules of both stages (the keyed stage's first, at the places the
         #: workers name them), to read the workers' derivations and to write all in snapshots.
         self._rules: checkpoint.Derivations | None = None
+        self._explaining: list[Engine] = []  # (the stages those rules are read from)
         if explain:
             engines = [] if self._global is None else [self._global]
             if workers:
                 base = engines[0]._runtime.knowledge if engines else knowledge()
                 engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
             self._rules = checkpoint.Derivations.of(*engines)
+            self._explaining = engines
         self._batch = batch
         self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
@@ -338,6 +341,85 @@ class ParallelEngine:
             self._global.use_knowledge(knowledge)
         if self._rules is not None:  # the workers' later derivations are justified against it
             self._rules = replace(self._rules, knowledge=knowledge)
+
+    @property
+    def program(self) -> Program:
+        """The rules in use, both stages'."""
+        return self._identity[0]
+
+    def options(self) -> dict[str, Any]:
+        """The options the engines were built with, and the lateness."""
+        return {**self._identity[1], "lateness": self._identity[2]}
+
+    def change_rules(self, removed: Iterable[EventRule], added: Program) -> None:
+        """Change the rules between two events as :meth:`Engine.change_rules
+        <reasoner.runtime.engine.Engine.change_rules>` does in one engine: the events taken
+        so far are run first, with the previous rules (their detections are reported by the
+        next :meth:`push` or :meth:`flush`); then every stage makes the change, keeping its
+        own rules (:meth:`StageEngine.change_stage`). Exact when the partition analysis of
+        the new program keeps every remaining rule in its stage and every event type's key;
+        otherwise, or when a rule added needs a global stage this engine has not, raises
+        EngineError, changing nothing."""
+        program, options, lateness, workers = self._identity
+        gone = set(removed)
+        for rule in gone:
+            if rule not in program.event_rules:
+                raise EngineError(f"no rule is labelled or derives {quoted(rule)}")
+        new = Program(tuple(s for s in program.statements if s not in gone)) + added
+        check_program(new)
+        part = analyse(new, options["policy"])
+        if workers:
+            self._check_stages(program, new, part)
+        self._process_all()
+        if not workers:
+            assert self._global is not None
+            self._global.change_rules(gone, added)
+        else:
+            keyed = {id(new.event_rules[i]) for i in part.keyed}
+            mine = [r for r in added.event_rules if id(r) in keyed]
+            others = [r for r in added.event_rules if id(r) not in keyed]
+            self._ask(("rules", gone, added, others, set(part.reads)))
+            if isinstance(self._global, StageEngine):
+                self._global.change_stage(gone, added, mine)
+            if self._explaining:  # the router's copy of the keyed stage first
+                stages = cast(list[StageEngine], self._explaining)
+                stages[0].change_stage(gone, added, others)
+                self._rules = checkpoint.Derivations.of(*stages)
+            self.partitioning, self._keys, self._reads = part, part.key_positions(), set(part.reads)
+        self._arities = event_arities(new)
+        self._identity = (new, options, lateness, workers)
+
+    def _check_stages(self, program: Program, new: Program, part: Partitioning) -> None:
+        """EngineError unless ``part`` (of ``new``) keeps the rules of ``program`` still in
+        use in their stages and the event types' keys, has the global stage read what the
+        keyed stage derives only if it did, and has a global stage for new global rules."""
+        rules = program.event_rules
+        before = {id(rules[i]) for i in self.partitioning.keyed}
+        after = {id(new.event_rules[i]) for i in part.keyed}
+        for rule in program.event_rules:
+            if rule in new.event_rules and ((id(rule) in before) != (id(rule) in after)):
+                stages = ("the global stage", "the workers")[:: 1 if id(rule) in after else -1]
+                raise EngineError(
+                    f"{rule.span or quoted(rule)}: the partition analysis of the new rules "
+                    f"moves this rule from {stages[0]} to {stages[1]}: its partial matches "
+                    "cannot follow; restart with the new rules"
+                )
+        for event_type, position in part.keys:
+            if self._keys.get(event_type, position) != position:
+                raise EngineError(
+                    f"this change keys {event_type[0]}/{event_type[1]} by another argument "
+                    "(the partition analysis of the new rules): the workers' state cannot "
+                    "follow; restart with the new rules"
+                )
+        # (a global stage that stops reading the workers' events may go on as it is)
+        feeds = bool(set(part.reads) & part.keyed_types(new))
+        if (feeds and not isinstance(self._global, GlobalStage)) or (
+            self._global is None and part.remainder
+        ):
+            raise EngineError(
+                "this change makes the global stage read what the workers derive, or needs "
+                "a global stage this run has not: restart with the new rules"
+            )
 
     def _release(self, up_to: Any) -> list[Event]:
         out: list[Event] = []
@@ -613,6 +695,7 @@ def _work(
     program, keep, marking = stage
     engine = StageEngine(program, keep, marking=marking, knowledge=knowledge(), **options)
     checked: bytes | None = None
+    changes: list[tuple[Any, ...]] = []  # the rule changes made, in order
     while True:
         try:
             message = connection.recv()
@@ -622,6 +705,11 @@ def _work(
         try:
             if kind == "batch":
                 answer: Any = ordered_batch(engine, message[1], message[2], reads)
+            elif kind == "rules":  # (between two batches, as knowledge)
+                engine.change_stage(*message[1:4])
+                changes.append(message[1:4])
+                reads = message[4]
+                answer = None
             elif kind == "knowledge":  # (between two batches: the router drained them)
                 engine.use_knowledge(message[1])
                 answer = None
@@ -634,6 +722,8 @@ def _work(
                 probe = StageEngine(
                     program, keep, marking=marking, knowledge=engine._runtime.knowledge, **options
                 )
+                for change in changes:  # (the engine's network, as the rule changes made it)
+                    probe.change_stage(*change)
                 probe.restore(checked)
                 answer = None
             elif kind == "restore":

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import count
 from typing import Any
 
-from reasoner.language.ast import Program
+from reasoner.language.ast import EventRule, Program
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 
@@ -51,6 +51,19 @@ class StageEngine(Engine):
             self._marking = True
             changed |= set(range(len(self._nodes))) - self._removed
         self._rewire(changed)
+
+    def change_stage(
+        self, removed: Iterable[EventRule], added: Program, others: Iterable[EventRule]
+    ) -> None:
+        """A change of the whole program's rules (:meth:`Engine.change_rules`) made to this
+        stage: its rules equal to ``removed`` go, all of ``added`` is compiled in as one
+        engine compiles it, then the added rules ``others`` (the other stage's) go again, so
+        that the edges carry one engine's ranks, as when the stage was built."""
+        gone = set(removed)
+        self._rewire(self._remove([r for r in self.program.event_rules if r in gone]))
+        if added.event_rules:
+            self.add_rules(added)
+        self._rewire(self._remove(others))
 
 
 def positions(engine: Engine, detections: Sequence[Event], root: Path = ()) -> list[Path]:

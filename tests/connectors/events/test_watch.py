@@ -151,11 +151,6 @@ def test_run_watch_rules_reloads_a_file_rewritten_between_events(tmp_path: Path)
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (
-            ["--workers", "2"],
-            "--watch-rules does not work with --workers: a changed rule may move others "
-            "between the workers and the global stage, with their partial matches (docs/api.md)",
-        ),
         (["--watch-interval", "0"], "--watch-interval must be positive, not 0.0"),
     ],
 )
@@ -172,8 +167,9 @@ def _jsonl(path: Path, lines: list[str]) -> None:
     path.write_text("".join(lines))
 
 
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
 def test_a_checkpoint_resumes_with_its_rules_then_reloads_the_edited_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], workers: list[str]
 ) -> None:
     rules, events, out = tmp_path / "r.event", tmp_path / "e.jsonl", tmp_path / "out.jsonl"
     rules.write_text("c(X) <- a(X) SEQ b(X).\nd(X) <- a(X) SEQ e(X).\n")
@@ -182,6 +178,7 @@ def test_a_checkpoint_resumes_with_its_rules_then_reloads_the_edited_file(
     _jsonl(events, [*start, "{\n", *middle, "{\n", _line("e", [3], 7)])
     command = ["run", str(rules), "--events", str(events), "--output", str(out)]
     command += ["--watch-rules", "--checkpoint", str(tmp_path / "cp"), "--checkpoint-every", "1"]
+    command += workers
     assert main([*command, "--strict"]) == 4  # stopped at line 3: a checkpoint after a(2)
     # While the run is down: d replaced by f, the bad line replaced by an event nothing reads.
     _rewrite(rules, "c(X) <- a(X) SEQ b(X).\nf(X) <- a(X) SEQ e(X).\n")
@@ -219,3 +216,30 @@ def test_a_resumed_run_keeps_its_rules_when_the_edited_file_is_broken(
     assert [json.loads(line)["name"] for line in out.read_text().splitlines()] == ["c"]
     err = capsys.readouterr().err
     assert f"rules: {rules} not reloaded: the previous rules stay" in err
+
+
+def test_a_change_the_workers_cannot_follow_is_refused_and_the_rules_stay(
+    tmp_path: Path,
+) -> None:
+    from reasoner.runtime.parallel import ParallelEngine
+
+    rules = tmp_path / "r.event"
+    keyed = "c(X, Y) <- a(X, Y) SEQ b(X, Y).\n"
+    rules.write_text(keyed)
+    clock, reports = _Clock(), []
+    watcher = RuleWatcher([rules], interval=1, every=1, report=reports.append, clock=clock)
+    with ParallelEngine(watcher.program(), workers=2, batch=1) as engine:
+        engine.push(Event.at("a", (1, 2), 1))
+        # Three rules keyed by the second argument: the analysis keys a/2 by it.
+        by_y = "".join(f"{n}(Y) <- a(_X{n}, Y) SEQ b(_Z{n}, Y).\n" for n in ("d", "e", "f"))
+        _rewrite(rules, keyed + by_y)
+        clock.now = 2.0
+        watcher.poll(engine)
+        found = engine.push(Event.at("b", (1, 2), 3)) + engine.flush()
+    assert reports == [
+        "rules: this change keys a/2 by another argument (the partition analysis of the new "
+        "rules): the workers' state cannot follow; restart with the new rules\n"
+        f"rules: {rules} not reloaded: the previous rules stay"
+    ]
+    assert _names(found) == [("c", (1, 2), 1, 3)]
+    assert (watcher.reloaded, watcher.failed) == (0, 1)
