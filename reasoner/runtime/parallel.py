@@ -388,6 +388,7 @@ class ParallelEngine:
             self.partitioning, self._keys, self._reads = part, part.key_positions(), set(part.reads)
         self._arities = event_arities(new)
         self._identity = (new, options, lateness, workers)
+        vars(self).pop("_fingerprint", None)  # (the previous program's)
 
     def _check_stages(self, program: Program, new: Program, part: Partitioning) -> None:
         """EngineError unless ``part`` (of ``new``) keeps the rules of ``program`` still in
