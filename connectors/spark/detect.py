@@ -94,7 +94,7 @@ def detect(
     """
     engine, blank = _engine(stage)
     engine.restore(blank if state is None else state)
-    derived = run_batch(engine, [(seq, *event) for seq, event in events], until)
+    derived = run_batch(engine, events, until)
     return derived, engine.snapshot() if keep_state else None
 
 

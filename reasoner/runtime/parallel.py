@@ -21,12 +21,12 @@ import multiprocessing
 import pickle
 import queue
 import threading
-import zlib
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache, cached_property, partial
+from itertools import count, islice
 from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import Any, cast
@@ -40,6 +40,7 @@ from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
+from reasoner.runtime.batches import Owners, acceptable, share
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, is_time, rejection
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
@@ -155,17 +156,15 @@ class ParallelEngine:
         self._senders: list[threading.Thread] = []
         if workers:
             self._start(stage, options, knowledge, self._reads)
-        self._owner: dict[Any, int] = {}  # key value -> worker
-        self._now: Any = -math.inf  # the end of the last event released
+        self._owners = Owners(max(workers, 1))
+        self._now: Any = -math.inf  # the end of the last event taken
         self._latest: Any = -math.inf
         self._buffer: list[tuple[Any, int, Event]] = []  # the lateness heap
-        self._seq = 0
-        # per worker: (seq, name, args, start, end); plain tuples pickle many times faster
-        self._batches: list[list[tuple[Any, ...]]] = [[] for _ in range(workers)]
-        self._raw: list[tuple[int, Event]] = []  # input events the remainder reads
-        #: the batches sent and not collected yet, oldest first: (until, raw)
+        self._seq = 0  # the sequence number of the first event of _chunk
+        self._chunk: list[Event] = []  # the events taken, not sent yet
+        #: the batches sent and not collected yet, oldest first: (until, the input events
+        #: the global stage reads, with their sequence numbers)
         self._flight: deque[tuple[Any, list[tuple[int, Event]]]] = deque()
-        self._size = 0
         self._pending: list[tuple[Any, Event]] = []  # (order key, detection) not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
 
@@ -283,8 +282,28 @@ class ParallelEngine:
                 self._counts["rejected"] += 1
                 raise EventError(reason, event)
         self._counts["events_in"] += 1
-        self._route(event)
-        return self._cycle() if self._size >= self._batch else []
+        self._now = end
+        self._chunk.append(event)
+        return self._cycle() if len(self._chunk) >= self._batch else []
+
+    def push_many(self, events: Iterable[Event]) -> tuple[list[Event], list[EventError]]:
+        """:meth:`push` every event; return the detections that became final, in the defined
+        order, and an EventError for each event refused, in order. Chunks of events that
+        all pass an engine's checks are taken at once (see :mod:`reasoner.runtime.batches`);
+        a chunk holding one that does not is pushed event by event."""
+        out: list[Event] = []
+        errors: list[EventError] = []
+        for chunk in self._chunks(events):
+            taken = self._take(chunk)
+            if taken is not None:
+                out += taken
+                continue
+            for event in chunk:
+                try:
+                    out += self.push(event)
+                except EventError as error:
+                    errors.append(error)
+        return out, errors
 
     def flush(self) -> list[Event]:
         """Process everything taken so far and return every remaining detection (at the end
@@ -318,10 +337,33 @@ class ParallelEngine:
         return self._now
 
     def run(self, events: Iterable[Event]) -> Iterator[Event]:
-        """Push every event and yield the detections as they become final (then flush)."""
-        for event in events:
-            yield from self.push(event)
+        """Push every event and yield the detections as they become final (then flush); the
+        first event refused raises its EventError. Takes chunks at once, as :meth:`push_many`."""
+        for chunk in self._chunks(events):
+            taken = self._take(chunk)
+            if taken is not None:
+                yield from taken
+            else:
+                for event in chunk:
+                    yield from self.push(event)
         yield from self.flush()
+
+    def _chunks(self, events: Iterable[Event]) -> Iterator[list[Event]]:
+        """``events`` in chunks that fill the batch under way."""
+        it = iter(events)
+        while chunk := list(islice(it, self._batch - len(self._chunk))):
+            yield chunk
+
+    def _take(self, chunk: list[Event]) -> list[Event] | None:
+        """Take every event of ``chunk`` if all pass an engine's checks (and no lateness
+        bound reorders them); return the detections that became final. None: nothing taken,
+        push them one by one."""
+        if self._lateness or not acceptable(chunk, self._now, self._arities, self._span_limit):
+            return None
+        self._counts["events_in"] += len(chunk)
+        self._now = chunk[-1][3]
+        self._chunk += chunk
+        return self._cycle() if len(self._chunk) >= self._batch else []
 
     def use_knowledge(self, knowledge: Knowledge) -> None:
         """Evaluate every event taken after this call against ``knowledge`` (e.g. a refreshed
@@ -425,33 +467,12 @@ class ParallelEngine:
     def _release(self, up_to: Any) -> list[Event]:
         out: list[Event] = []
         while self._buffer and self._buffer[0][0] <= up_to:
-            self._route(heapq.heappop(self._buffer)[2])
-            if self._size >= self._batch:
+            event = heapq.heappop(self._buffer)[2]
+            self._now = event[3]
+            self._chunk.append(event)
+            if len(self._chunk) >= self._batch:
                 out += self._cycle()
         return out
-
-    def _route(self, event: Event) -> None:
-        self._now = event[3]
-        seq = self._seq
-        self._seq += 1
-        name, args = event[0], event[1]
-        event_type = (name, len(args))
-        if not self.workers:
-            self._raw.append((seq, event))
-        else:
-            position = self._keys.get(event_type)
-            if position is not None:
-                key = args[position]
-                owner = self._owner.get(key)
-                if owner is None:
-                    owner = zlib.crc32(repr(key).encode("utf-8")) % self.workers
-                    self._owner[key] = owner
-                self._batches[owner].append((seq, *event))
-            elif event_type not in self._reads:
-                self._batches[0].append((seq, *event))  # no rule reads it: counted, ignored
-            if event_type in self._reads:
-                self._raw.append((seq, event))
-        self._size += 1
 
     def _cycle(self) -> list[Event]:
         """Send the batch taken, then collect the one before it: the workers always have the
@@ -461,7 +482,7 @@ class ParallelEngine:
 
     def _drain(self) -> list[Event]:
         """Run every event taken so far; return the detections now final."""
-        if self._size:
+        if self._chunk:
             self._send()
         out: list[Event] = []
         while self._flight:
@@ -469,13 +490,18 @@ class ParallelEngine:
         return out
 
     def _send(self) -> None:
-        until = self._now
-        for i, batch in enumerate(self._batches):
-            self._post(("batch", batch, until), i)
-        self._flight.append((until, self._raw))
-        self._batches = [[] for _ in range(self.workers)]
-        self._raw = []
-        self._size = 0
+        """Send the events taken to the workers owning them (every worker gets a batch: its
+        clock moves on to the last event's end)."""
+        chunk, first, until = self._chunk, self._seq, self._now
+        self._chunk = []
+        self._seq += len(chunk)
+        if self.workers:
+            shares, raw = share(chunk, first, self._keys, self._reads, self._owners)
+            for i, (seqs, rows) in enumerate(shares):
+                self._post(("batch", seqs, rows, until), i)
+        else:  # one engine, here
+            raw = list(zip(count(first), chunk))
+        self._flight.append((until, raw))
 
     def _collect(self) -> list[Event]:
         """The workers' answers for the oldest batch in flight, then the remainder on them;
@@ -705,7 +731,8 @@ def _work(
         kind = message[0]
         try:
             if kind == "batch":
-                answer: Any = ordered_batch(engine, message[1], message[2], reads)
+                batch = zip(message[1], message[2], strict=True)
+                answer: Any = ordered_batch(engine, batch, message[3], reads)
             elif kind == "rules":  # (between two batches, as knowledge)
                 engine.change_stage(*message[1:4])
                 changes.append(message[1:4])
@@ -740,21 +767,23 @@ def _work(
         connection.send(("ok", answer))
 
 
-def run_batch(engine: Engine, batch: list[tuple[Any, ...]], until: Any) -> list[Derived]:
-    """Push a batch of ``(seq, name, args, start, end)``; the detections (as plain tuples) per
-    input event's sequence number (-1: of timers that fired before it), then the timers up
-    to ``until``; with their positions when the engine marks them (:func:`positions`)."""
+def run_batch(
+    engine: Engine, batch: Iterable[tuple[int, tuple[Any, ...]]], until: Any
+) -> list[Derived]:
+    """Push a batch of ``(seq, (name, args, start, end))``; the detections (as plain tuples)
+    per input event's sequence number (-1: of timers that fired before it), then the timers
+    up to ``until``; with their positions when the engine marks them (:func:`positions`)."""
     out: list[Derived] = []
     new, clock, push = tuple.__new__, engine._runtime, engine.push
     rules = checkpoint.Derivations.of(engine)
     marking, marks = engine._marking, engine._marks
-    for seq, name, args, start, end in batch:
-        if end > clock.now:
+    for seq, event in batch:
+        if (end := event[3]) > clock.now:
             fired = engine.advance(end)
             if fired:
                 out.append((-1, [plain(d, rules) for d in fired], None))
         marks.clear()
-        detections = push(new(Event, (name, args, start, end)))
+        detections = push(new(Event, event))
         if detections:
             paths = positions(engine, detections) if marking else None
             out.append((seq, [plain(d, rules) for d in detections], paths))
@@ -766,7 +795,10 @@ def run_batch(engine: Engine, batch: list[tuple[Any, ...]], until: Any) -> list[
 
 
 def ordered_batch(
-    engine: Engine, batch: list[tuple[Any, ...]], until: Any, reads: set[tuple[str, int]]
+    engine: Engine,
+    batch: Iterable[tuple[int, tuple[Any, ...]]],
+    until: Any,
+    reads: set[tuple[str, int]],
 ) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived]]:
     """:func:`run_batch` for the router: the detections in the defined order, as
     ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were

@@ -49,7 +49,12 @@ def test_any_number_of_workers_equals_one_engine(
     expected = _single(program, stream, options)
     for workers in (1, 2, 3):
         with ParallelEngine(program, workers=workers, batch=batch, **options) as engine:
-            found = list(engine.run(stream))
+            if workers == 2:  # (the batch API)
+                found, errors = engine.push_many(stream)
+                found += engine.flush()
+                assert errors == []
+            else:
+                found = list(engine.run(stream))
         assert found == expected
         assert [d.sources for d in found] == [d.sources for d in expected]
         assert list(map(_explained, found)) == list(map(_explained, expected))
@@ -108,8 +113,8 @@ def test_blizzard_like_two_stage_program_uses_workers() -> None:
 
 def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
     engine = Engine("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X).", provenance=True)
-    batch = [(0, "a", (2,), 1, 1), (1, "a", ("x",), 1, 1), (2, "a", (1,), 1, 1)]
-    batch.append((3, "a", (2,), 2, 2))
+    batch = [(0, ("a", (2,), 1, 1)), (1, ("a", ("x",), 1, 1)), (2, ("a", (1,), 1, 1))]
+    batch.append((3, ("a", (2,), 2, 2)))
     run, feed = ordered_batch(engine, batch, 3, {("c", 2)})
     a1, a2, ax, a2_2 = ("a", (1,), 1, 1), ("a", (2,), 1, 1), ("a", ("x",), 1, 1), ("a", (2,), 2, 2)
     # by end, start, name, then the arguments' text ("('x',)" before "(1,)")
@@ -123,7 +128,7 @@ def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
     # only what the global remainder reads (c/2), with everything its input event derived
     # (no positions: this engine does not mark its dispatches)
     assert feed == [(3, [("b", (2,), 2, 2, (a2_2,)), ("c", (2, 1), 1, 2, (a2, a2_2))], None)]
-    assert ordered_batch(engine, [(4, "a", (3,), 4, 4)], 4, set()) == (
+    assert ordered_batch(engine, [(4, ("a", (3,), 4, 4))], 4, set()) == (
         [((4, 4, "b", "(3,)"), ("b", (3,), 4, 4, (("a", (3,), 4, 4),)))],
         [],
     )
@@ -134,7 +139,7 @@ def test_a_marking_worker_sends_positions_in_the_derivation_tree() -> None:
     and b(2) derives d(2) a generation later: positions are paths of (edge, index)."""
     program = parse("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X). d(X) <- b(X). g <- c(_, _).")
     engine = StageEngine(program, (0, 1, 2), marking=True)
-    batch = [(0, "a", (2,), 1, 1), (1, "a", (2,), 2, 2)]
+    batch = [(0, ("a", (2,), 1, 1)), (1, ("a", (2,), 2, 2))]
     _, feed = ordered_batch(engine, batch, 3, {("c", 2)})
     [(seq, detections, paths)] = feed
     assert seq == 1
@@ -311,3 +316,38 @@ def test_large_batches_and_answers_cross_without_waiting_on_each_other() -> None
     with ParallelEngine(rules, workers=2, batch=2000) as engine:
         assert list(engine.run(stream)) == expected
     assert len(expected) == 6000
+
+
+def test_push_many_refuses_what_push_refuses_and_takes_the_rest() -> None:
+    rules = "c(X) <- a(X) SEQ b(X)."
+    good = [Event.at(n, (k,), t) for t in range(1, 40) for n, k in (("a", t % 3), ("b", t % 2))]
+    bad = [Event.at("a", (1, 2), 20), Event.at("b", (1,), 3), Event("a", (1,), 21, 20)]
+    stream = good[:41] + bad[:2] + good[41:60] + bad[2:] + good[60:]
+    single = Engine(rules)
+    expected: list[Event] = []
+    reasons = []
+    for event in stream:
+        try:
+            expected += single.push(event)
+        except EventError as error:
+            reasons.append(str(error))
+    expected = event_order(expected + single.flush())
+    assert len(reasons) == 3  # the arity, the late one, the start after the end
+    for workers, batch in ((1, 16), (2, 7), (3, 2048)):
+        with ParallelEngine(rules, workers=workers, batch=batch) as engine:
+            found, errors = engine.push_many(stream)
+            found += engine.flush()
+            assert found == expected
+            assert [(str(e), e.event) for e in errors] == list(zip(reasons, bad, strict=True))
+            stats = engine.stats()
+            assert (stats.events_in, stats.rejected) == (len(good), 3)
+
+
+def test_run_raises_at_the_first_refused_event_having_taken_those_before() -> None:
+    rules = "c(X) <- a(X) SEQ b(X)."
+    stream = [Event.at("a", (1,), 1), Event.at("b", (1,), 2), Event.at("b", (1,), 1)]
+    with ParallelEngine(rules, workers=2) as engine:
+        with pytest.raises(EventError, match="late: ends at 1"):
+            list(engine.run(stream))
+        assert engine.flush() == [Event("c", (1,), 1, 2)]
+        assert engine.stats().events_in == 2

@@ -1,0 +1,120 @@
+"""Whole chunks of input events checked and shared out among worker processes with C-level
+operations (``map``, ``set``, ``compress``), for the router of :mod:`reasoner.runtime.parallel`:
+in the common case no Python code runs per event.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from itertools import compress, count, islice
+from operator import itemgetter, le, sub
+from typing import Any
+
+from reasoner.runtime.events import Event
+from reasoner.values import NUMBER_TYPES
+
+#: An event type: its name and number of arguments.
+Kind = tuple[str, int]
+#: One worker's share of a chunk: the events' sequence numbers and the events as plain tuples
+#: (they pickle many times faster than Events).
+Share = tuple[list[int], list[tuple[Any, ...]]]
+
+_names, _args, _starts, _ends = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
+
+
+def acceptable(
+    chunk: Sequence[Event], now: Any, arities: dict[str, set[int]], span_limit: Any
+) -> bool:
+    """Whether an engine at time ``now`` (without a lateness bound) takes every event of
+    ``chunk``, one after the other: Events with exact number times, each starting at or
+    after 0 and ending at or after its start, the ends never going back from ``now``, none
+    lasting longer than ``span_limit``, every known name with one of its arities. False
+    when any check fails (the caller then checks the events one by one, for the reasons)."""
+    if set(map(type, chunk)) != {Event}:
+        return False
+    starts, ends = list(map(_starts, chunk)), list(map(_ends, chunk))
+    if not (
+        NUMBER_TYPES.issuperset(map(type, starts))
+        and NUMBER_TYPES.issuperset(map(type, ends))
+        and all(map(le, starts, ends))  # (False for NaN)
+        and min(starts) >= 0
+        and ends[0] >= now
+        and all(map(le, ends, islice(ends, 1, None)))
+        and max(map(sub, ends, starts)) <= span_limit
+    ):
+        return False
+    for name, arity in kinds(chunk):
+        known = arities.get(name)
+        if known is not None and arity not in known:
+            return False
+    return True
+
+
+def kinds(chunk: Sequence[Event]) -> set[Kind]:
+    """The distinct event types of ``chunk``."""
+    names = set(map(_names, chunk))
+    if len(names) == 1:
+        (name,) = names
+        return {(name, arity) for arity in set(map(len, map(_args, chunk)))}
+    return set(zip(map(_names, chunk), map(len, map(_args, chunk)), strict=True))
+
+
+class Owners(dict[Any, int]):
+    """Key value -> the worker owning it: a stable hash of the value's text (the same in every
+    run), kept for each value seen (so that equal values, such as 1 and 1.0, stay together)."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__()
+        self.workers = workers
+
+    def __missing__(self, key: Any) -> int:
+        owner = self[key] = zlib.crc32(repr(key).encode("utf-8")) % self.workers
+        return owner
+
+
+def share(
+    chunk: Sequence[Event],
+    first: int,
+    keys: dict[Kind, int],
+    reads: set[Kind],
+    owners: Owners,
+) -> tuple[list[Share], list[tuple[int, Event]]]:
+    """The events of ``chunk`` (sequence numbers from ``first``) for each worker: those of a
+    keyed type (``keys``: its key's argument position) to the owner of their key, those of
+    no keyed type that the global stage does not read (``reads``) to worker 0 (no rule reads
+    them: counted, ignored); and the ``(seq, event)`` the global stage reads, in order."""
+    types = kinds(chunk) if chunk else set()
+    raw = (
+        []
+        if reads.isdisjoint(types)
+        else [(seq, e) for seq, e in zip(count(first), chunk) if (e[0], len(e[1])) in reads]
+    )
+    workers = owners.workers
+    positions = {keys.get(kind) for kind in types}
+    if len(positions) == 1 and None not in positions:  # every event keyed, at one position
+        rows = list(map(tuple, chunk))
+        if workers == 1:
+            return [(list(range(first, first + len(rows))), rows)], raw
+        (position,) = positions
+        owner = list(map(owners.__getitem__, map(itemgetter(position), map(_args, chunk))))
+        return [
+            (
+                list(compress(count(first), map(worker.__eq__, owner))),
+                list(compress(rows, map(worker.__eq__, owner))),
+            )
+            for worker in range(workers)
+        ], raw
+    shares: list[Share] = [([], []) for _ in range(workers)]
+    for seq, event in zip(count(first), chunk):
+        kind = (event[0], len(event[1]))
+        position = keys.get(kind)
+        if position is not None:
+            seqs, rows = shares[owners[event[1][position]]]
+        elif kind not in reads:
+            seqs, rows = shares[0]  # no rule reads it: counted, ignored
+        else:
+            continue
+        seqs.append(seq)
+        rows.append(tuple(event))
+    return shares, raw
