@@ -5,8 +5,9 @@ in the common case no Python code runs per event.
 
 from __future__ import annotations
 
+import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, count, islice
 from operator import itemgetter, le, sub
 from typing import Any
@@ -16,9 +17,6 @@ from reasoner.values import NUMBER_TYPES
 
 #: An event type: its name and number of arguments.
 Kind = tuple[str, int]
-#: One worker's share of a chunk: the events' sequence numbers and the events as plain tuples
-#: (they pickle many times faster than Events).
-Share = tuple[list[int], list[tuple[Any, ...]]]
 
 _names, _args, _starts, _ends = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
 
@@ -41,7 +39,7 @@ def acceptable(
         and min(starts) >= 0
         and ends[0] >= now
         and all(map(le, ends, islice(ends, 1, None)))
-        and max(map(sub, ends, starts)) <= span_limit
+        and (span_limit == math.inf or max(map(sub, ends, starts)) <= span_limit)
     ):
         return False
     for name, arity in kinds(chunk):
@@ -74,47 +72,61 @@ class Owners(dict[Any, int]):
 
 
 def share(
-    chunk: Sequence[Event],
-    first: int,
-    keys: dict[Kind, int],
-    reads: set[Kind],
-    owners: Owners,
-) -> tuple[list[Share], list[tuple[int, Event]]]:
-    """The events of ``chunk`` (sequence numbers from ``first``) for each worker: those of a
-    keyed type (``keys``: its key's argument position) to the owner of their key, those of
-    no keyed type that the global stage does not read (``reads``) to worker 0 (no rule reads
-    them: counted, ignored); and the ``(seq, event)`` the global stage reads, in order."""
-    types = kinds(chunk) if chunk else set()
+    chunk: Sequence[Event], keys: dict[Kind, int], reads: set[Kind], owners: Owners
+) -> tuple[Sequence[int] | None, list[list[tuple[Any, ...]]], list[tuple[int, Event]]]:
+    """The events of ``chunk`` for each worker, as plain tuples (they pickle many times
+    faster than Events): those of a keyed type (``keys``: its key's argument position) go
+    to the owner of their key, those of no keyed type that the global stage does not read
+    (``reads``) to worker 0 (no rule reads them: counted, ignored). Also returns the owner
+    of each event, in order (:func:`mine` reads it; ``owners.workers``: none, the event
+    is for the global stage alone; None: every event is worker 0's), and the ``(index,
+    event)`` the global stage reads."""
+    types = kinds(chunk)
     raw = (
         []
         if reads.isdisjoint(types)
-        else [(seq, e) for seq, e in zip(count(first), chunk) if (e[0], len(e[1])) in reads]
+        else [(i, e) for i, e in enumerate(chunk) if (e[0], len(e[1])) in reads]
     )
     workers = owners.workers
     positions = {keys.get(kind) for kind in types}
     if len(positions) == 1 and None not in positions:  # every event keyed, at one position
         rows = list(map(tuple, chunk))
         if workers == 1:
-            return [(list(range(first, first + len(rows))), rows)], raw
+            return None, [rows], raw
         (position,) = positions
         owner = list(map(owners.__getitem__, map(itemgetter(position), map(_args, chunk))))
-        return [
-            (
-                list(compress(count(first), map(worker.__eq__, owner))),
-                list(compress(rows, map(worker.__eq__, owner))),
-            )
-            for worker in range(workers)
-        ], raw
-    shares: list[Share] = [([], []) for _ in range(workers)]
-    for seq, event in zip(count(first), chunk):
+        shares = [list(compress(rows, map(worker.__eq__, owner))) for worker in range(workers)]
+        return _packed(owner, workers), shares, raw
+    owner = []
+    shares = [[] for _ in range(workers)]
+    for event in chunk:
         kind = (event[0], len(event[1]))
         position = keys.get(kind)
         if position is not None:
-            seqs, rows = shares[owners[event[1][position]]]
+            worker = owners[event[1][position]]
         elif kind not in reads:
-            seqs, rows = shares[0]  # no rule reads it: counted, ignored
+            worker = 0  # no rule reads it: counted, ignored
         else:
+            owner.append(workers)
             continue
-        seqs.append(seq)
-        rows.append(tuple(event))
-    return shares, raw
+        owner.append(worker)
+        shares[worker].append(tuple(event))
+    return _packed(owner, workers), shares, raw
+
+
+def _packed(owner: list[int], workers: int) -> Sequence[int]:
+    """``owner`` as bytes when they hold it (1 byte per event to pickle, no int objects)."""
+    return bytes(owner) if workers < 256 else owner
+
+
+def mine(
+    first: int, owner: Sequence[int] | None, worker: int, rows: list[tuple[Any, ...]]
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """A worker's share of a batch numbered from ``first``: its ``rows`` (as :func:`share`
+    gives them) with their sequence numbers."""
+    numbers: Iterable[int] = (
+        range(first, first + len(rows))
+        if owner is None
+        else compress(count(first), map(worker.__eq__, owner))
+    )
+    return zip(numbers, rows, strict=True)

@@ -1,14 +1,17 @@
 """Detection on several cores: the keyed rules run in worker processes, one share of the
 partition key's values each; the global remainder runs after them (docs/scale-out.md).
 
-The router (this process) checks every input event as an engine would, gives it a sequence
-number and sends it, in batches, to the worker owning its key (a stable hash of the key
-value). After each batch every worker's clock is moved to the batch's last time, so time
-points and aggregate windows fire exactly as in one engine. The global remainder's engine (in
-this process) then reads, in the single engine's order, the input events it reads and what
-the workers derived. Detections are reported in one defined order, whatever the number of
-workers: by end time, then start time, then event name, then the arguments' text; a detection
-is final once the stream has moved past its end.
+The router (this process) checks every input event as an engine would (whole chunks at once
+when it can, :mod:`reasoner.runtime.batches`) and takes it into the batch under way. A full
+batch is numbered and shared out at once: each event to the worker owning its key (a stable
+hash of the key value). Two batches are in flight: the next is sent (by one thread per
+worker, in order) before the answers to the one before are collected, so the workers never
+wait for the router. After each batch every worker's clock is moved to the batch's last
+time, so time points and aggregate windows fire exactly as in one engine. The global
+remainder's engine (in this process) then reads, in the single engine's order, the input
+events it reads and what the workers derived. Detections are reported in one defined order,
+whatever the number of workers: by end time, then start time, then event name, then the
+arguments' text; a detection is final once the stream has moved past its end.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache, cached_property, partial
-from itertools import count, islice
+from itertools import islice
 from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import Any, cast
@@ -40,7 +43,7 @@ from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
-from reasoner.runtime.batches import Owners, acceptable, share
+from reasoner.runtime.batches import Owners, acceptable, mine, share
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Detection, Event, is_time, rejection
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
@@ -185,7 +188,7 @@ class ParallelEngine:
             inherited = [here, *self._connections]
             process = context.Process(
                 target=_work,
-                args=(there, inherited, stage, options, knowledge, reads),
+                args=(there, len(self._connections), inherited, stage, options, knowledge, reads),
                 daemon=True,
             )
             process.start()
@@ -496,12 +499,12 @@ class ParallelEngine:
         self._chunk = []
         self._seq += len(chunk)
         if self.workers:
-            shares, raw = share(chunk, first, self._keys, self._reads, self._owners)
-            for i, (seqs, rows) in enumerate(shares):
-                self._post(("batch", seqs, rows, until), i)
+            owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
+            for i, rows in enumerate(shares):
+                self._post(("batch", first, owner, rows, until), i)
         else:  # one engine, here
-            raw = list(zip(count(first), chunk))
-        self._flight.append((until, raw))
+            raw = list(enumerate(chunk))
+        self._flight.append((until, [(first + i, event) for i, event in raw]))
 
     def _collect(self) -> list[Event]:
         """The workers' answers for the oldest batch in flight, then the remainder on them;
@@ -709,13 +712,14 @@ def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -
 
 def _work(
     connection: Connection,
+    me: int,
     inherited: list[Connection],
     stage: tuple[Program, tuple[int, ...], bool],
     options: dict[str, Any],
     knowledge: Callable[[], Knowledge],
     reads: set[tuple[str, int]],
 ) -> None:
-    """A worker: runs the keyed rules (``stage``: the program, the keyed rules' indexes,
+    """Worker ``me``: runs the keyed rules (``stage``: the program, the keyed rules' indexes,
     whether to mark positions) on the batches it receives, until the router is gone."""
     for router_end in inherited:
         router_end.close()
@@ -731,8 +735,8 @@ def _work(
         kind = message[0]
         try:
             if kind == "batch":
-                batch = zip(message[1], message[2], strict=True)
-                answer: Any = ordered_batch(engine, batch, message[3], reads)
+                _, first, owner, rows, until = message
+                answer: Any = ordered_batch(engine, mine(first, owner, me, rows), until, reads)
             elif kind == "rules":  # (between two batches, as knowledge)
                 engine.change_stage(*message[1:4])
                 changes.append(message[1:4])

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from reasoner.errors import EventError
-from reasoner.runtime.batches import Owners, acceptable, kinds, share
+from reasoner.runtime.batches import Owners, acceptable, kinds, mine, share
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 
@@ -66,16 +66,17 @@ def _owner(value: object, workers: int) -> int:
 
 def test_share_sends_keyed_events_to_their_keys_owner() -> None:
     chunk = [Event.at("r", (f"S{i}", i), i) for i in range(40)]
-    shares, raw = share(chunk, 100, {("r", 2): 0}, set(), Owners(3))
+    owner, shares, raw = share(chunk, {("r", 2): 0}, set(), Owners(3))
     assert raw == []
-    for worker, (seqs, rows) in enumerate(shares):
-        mine = [i for i in range(40) if _owner(f"S{i}", 3) == worker]
-        assert seqs == [100 + i for i in mine]
-        assert rows == [tuple(chunk[i]) for i in mine]
+    assert owner == bytes(_owner(f"S{i}", 3) for i in range(40))
+    for worker, rows in enumerate(shares):
+        numbers = [100 + i for i in range(40) if _owner(f"S{i}", 3) == worker]
+        assert list(mine(100, owner, worker, rows)) == [(n, tuple(chunk[n - 100])) for n in numbers]
         assert all(type(row) is tuple for row in rows)
-    assert sorted(s for seqs, _ in shares for s in seqs) == list(range(100, 140))
-    ([(seqs, rows)], _) = share(chunk, 7, {("r", 2): 0}, set(), Owners(1))
-    assert (seqs, rows) == (list(range(7, 47)), list(map(tuple, chunk)))
+    assert sum(map(len, shares)) == 40
+    owner, [rows], _ = share(chunk, {("r", 2): 0}, set(), Owners(1))
+    assert owner is None and rows == list(map(tuple, chunk))
+    assert list(mine(7, owner, 0, rows)) == list(enumerate(map(tuple, chunk), 7))
 
 
 def test_share_of_mixed_types() -> None:
@@ -89,16 +90,23 @@ def test_share_of_mixed_types() -> None:
         Event.at("m", (1, "x"), 3),
     ]
     keys = {("k", 1): 0, ("m", 2): 1}
-    shares, raw = share(chunk, 0, keys, {("g", 1), ("m", 2)}, Owners(2))
-    expected: list[tuple[list[int], list[tuple]]] = [([], []), ([], [])]
-    for seq, key in ((0, "x"), (2, "y"), (4, "x")):
-        expected[_owner(key, 2)][0].append(seq)
-        expected[_owner(key, 2)][1].append(tuple(chunk[seq]))
-    expected[0][0].append(3)
-    expected[0][1].append(tuple(chunk[3]))
-    expected = [(sorted(s), [tuple(chunk[i]) for i in sorted(s)]) for s, _ in expected]
-    assert shares == expected
+    owner, shares, raw = share(chunk, keys, {("g", 1), ("m", 2)}, Owners(2))
+    x, y = _owner("x", 2), _owner("y", 2)
+    assert owner == bytes([x, 2, y, 0, x])  # 2: the global stage's alone
+    for worker in (0, 1):
+        expected = [(i, tuple(chunk[i])) for i in range(5) if owner[i] == worker]
+        assert shares[worker] == [row for _, row in expected]
+        assert list(mine(0, owner, worker, shares[worker])) == expected
     assert raw == [(1, chunk[1]), (2, chunk[2]), (4, chunk[4])]
+
+
+def test_owners_of_many_workers_are_a_list() -> None:
+    chunk = [Event.at("r", (i,), 0) for i in range(600)]
+    owner, shares, _ = share(chunk, {("r", 1): 0}, set(), Owners(300))
+    assert owner == [_owner(i, 300) for i in range(600)]
+    assert list(mine(0, owner, 299, shares[299])) == [
+        (i, ("r", (i,), 0, 0)) for i in range(600) if _owner(i, 300) == 299
+    ]
 
 
 def test_equal_keys_stay_with_the_first_ones_owner() -> None:
