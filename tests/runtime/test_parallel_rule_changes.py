@@ -5,10 +5,16 @@ follow exactly is refused, changing nothing."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+from strategies import keyed_streams, partitionable_programs
 
-from reasoner.errors import EngineError
+from reasoner.errors import EngineError, ReasonerError
+from reasoner.language.ast import EventAtom, EventRule, Program
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
@@ -100,3 +106,69 @@ def test_a_change_moving_a_rule_out_of_the_workers_is_refused() -> None:
 def test_removing_a_rule_not_in_use_is_refused() -> None:
     with ParallelEngine(RULES, workers=2) as engine, pytest.raises(EngineError, match="no rule"):
         engine.change_rules([_rule("x(S) <- reading(S, _A).")], parse(""))
+
+
+def _renamed(node: Any, names: set[str]) -> Any:
+    """``node`` with the event atoms named in ``names`` renamed ``name + "x"``."""
+    if isinstance(node, EventAtom) and node.name in names:
+        return replace(node, name=node.name + "x")
+    if is_dataclass(node) and not isinstance(node, type):
+        return replace(
+            node, **{f.name: _renamed(getattr(node, f.name), names) for f in fields(node)}
+        )
+    if isinstance(node, tuple):
+        return tuple(_renamed(x, names) for x in node)
+    return node
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    partitionable_programs(),
+    partitionable_programs(),
+    keyed_streams(),
+    st.data(),
+    st.sampled_from(["unrestricted", "recent", "chronological"]),
+)
+def test_random_changes_of_random_keyed_programs_equal_one_engine(
+    program: Program, other: Program, stream: list[Event], data: st.DataObject, policy: str
+) -> None:
+    # Remove some of the program's rules and add another program's (its heads renamed), at
+    # some event; a change the stages cannot follow is refused (and skipped here).
+    removed = [r for r in program.event_rules if data.draw(st.booleans())]
+    added = _renamed(other, {r.head.name for r in other.event_rules})
+    at = data.draw(st.integers(0, len(stream)))
+    single = Engine(program, policy=policy, provenance=True)
+    try:
+        expected = _changed(single, stream, at, removed, added)
+    except ReasonerError:
+        reject()
+    for workers, batch in ((1, 1), (2, 3)):
+        with ParallelEngine(
+            program, workers=workers, batch=batch, policy=policy, provenance=True
+        ) as engine:
+            try:
+                found = _changed(engine, stream, at, removed, added)
+            except EngineError:
+                reject()
+        assert found == expected
+        assert [d.sources for d in found] == [d.sources for d in expected]
+
+
+def _changed(
+    engine: Engine | ParallelEngine,
+    stream: list[Event],
+    at: int,
+    removed: list[EventRule],
+    added: Program,
+) -> list[Event]:
+    found: list[Event] = []
+    for i, event in enumerate([*stream, None]):
+        if i == at:
+            engine.change_rules(removed, added)
+        if event is not None:
+            found += engine.push(event)
+    return event_order(found + engine.flush())
