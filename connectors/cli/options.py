@@ -1,6 +1,6 @@
-"""Options several commands share, spelled and explained once: the engine's (``run``,
-``why-not``, ``spark replay``), the knowledge's (those and ``spark stream``) and the knowledge
-those name, and Spark's master (``spark``, ``knowledge build``)."""
+"""Options several commands share, spelled and explained once: the input files (``run``,
+``why-not``), the engine's (those and ``spark replay``), the knowledge's (those and ``spark
+stream``) and the knowledge those name, and Spark's master (``spark``, ``knowledge build``)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,16 @@ def knowledge_base(
         entailment=args.entailment,
         program=program,
         progress=progress,
+    )
+
+
+def add_events_option(group: Any) -> None:
+    """--events, the input files of ``run`` and ``why-not`` (an ``argparse`` group or parser)."""
+    group.add_argument(
+        "--events",
+        action="append",
+        metavar="FILE",
+        help="an events file ('-' for standard input, the default); repeat to merge streams",
     )
 
 

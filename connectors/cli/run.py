@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from connectors.cli.options import (
     add_engine_options,
+    add_events_option,
     add_knowledge_options,
     add_rdf_time,
     add_refresh_option,
@@ -112,12 +113,7 @@ def register(subparsers: Any) -> None:
 
 
 def _add_input(group: Any) -> None:
-    group.add_argument(
-        "--events",
-        action="append",
-        metavar="FILE",
-        help="an events file ('-' for standard input, the default); repeat to merge streams",
-    )
+    add_events_option(group)
     group.add_argument(
         "--format",
         choices=FORMATS,

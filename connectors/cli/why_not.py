@@ -19,6 +19,7 @@ from typing import Any
 
 from connectors.cli.options import (
     add_engine_options,
+    add_events_option,
     add_knowledge_options,
     add_rdf_time,
     knowledge_base,
@@ -66,12 +67,7 @@ def register(subparsers: Any) -> None:
         metavar=("T1", "T2"),
         help="only a detection ending between these times counts (numbers or ISO-8601)",
     )
-    p.add_argument(
-        "--events",
-        action="append",
-        metavar="FILE",
-        help="an events file ('-' for standard input, the default); repeat to merge streams",
-    )
+    add_events_option(p)
     p.add_argument(
         "--format",
         choices=FORMATS,
