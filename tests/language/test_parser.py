@@ -1,5 +1,6 @@
 """Parsing: both notations, ETALIS conventions, precedence, terms and units."""
 
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
 from reasoner.language.ast import (
@@ -23,6 +24,7 @@ from reasoner.language.ast import (
     Var,
     Where,
     Window,
+    dump,
 )
 from reasoner.language.parser import parse
 
@@ -216,3 +218,38 @@ def test_large_files_parse() -> None:
     prog = parse(text)
     assert len(prog.event_rules) == 3000
     assert prog.event_rules[-1].head.name == "r2999"
+
+
+def test_spans_run_from_the_first_token_to_the_last_brackets_included() -> None:
+    text = "c(X) <- (a(X) SEQ b(X)).3 WHERE f([X|T], (Y, Z)).\n"
+    rule = parse(text, "f.event").event_rules[0]
+    where = rule.body
+    assert isinstance(where, Where) and isinstance(where.condition, Compound)
+    spans = [
+        rule.span,
+        where.span,
+        where.pattern.span,  # the window: from its "(" to its size
+        where.pattern.pattern.span,  # type: ignore[attr-defined]  # the SEQ inside
+        where.condition.span,
+        where.condition.args[0].span,  # [X|T]
+        where.condition.args[1].span,  # (Y, Z): the conjunction inside the brackets
+    ]
+    places = [(s.file, s.line, s.column, s.end_line, s.end_column) for s in spans if s]
+    assert places == [
+        ("f.event", 1, c, 1, end)
+        for c, end in [(1, 50), (9, 49), (9, 26), (10, 23), (33, 49), (35, 40), (43, 47)]
+    ]
+
+
+def test_parses_in_threads_at_once_keep_apart() -> None:
+    # one builder serves the parser: each parse has it to itself
+    texts = [f"c{i}(X) <- a{i}(X) SEQ (b{i}(X) AND c(Y)).\n" * (20 + i) for i in range(8)]
+
+    def parsed(i: int) -> tuple[str, list[object]]:
+        program = parse(texts[i], f"f{i}.event")
+        rules = program.event_rules
+        return dump(program), [r.span for r in rules] + [r.body.span for r in rules]
+
+    alone = [parsed(i) for i in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(parsed, range(8))) == alone
