@@ -113,3 +113,25 @@ def test_a_program_changing_static_rules_refuses_given_knowledge() -> None:
         with pytest.raises(EngineError, match="<rules>:2:1: ins_static_rule"):
             engine.use_knowledge(_snapshot(V2))
         assert [d.name for d in engine.flush()] == ["hot", "noop"]
+
+
+def test_events_in_the_lateness_buffer_take_the_new_version_as_in_one_engine() -> None:
+    # Arrival order differs from time order by up to 2; the buffer holds the last events.
+    arrival = [STREAM[i] for i in (1, 0, 2, 4, 3, 5, 7, 6, 8, 10, 9, 11)]
+
+    def run(engine: Engine | ParallelEngine, switch: int) -> list[Event]:
+        found: list[Event] = []
+        for i, event in enumerate(arrival):
+            if i == switch:
+                engine.use_knowledge(_snapshot(V2))
+            found += engine.push(event)
+        return event_order(found + engine.flush())
+
+    v1 = _snapshot(V1)
+    outcomes = set()
+    for switch in (3, 7):
+        expected = run(Engine(RULES, knowledge=_snapshot(V1), lateness=2), switch)
+        outcomes.add(tuple(expected))
+        with ParallelEngine(RULES, workers=2, batch=2, knowledge=lambda: v1, lateness=2) as engine:
+            assert run(engine, switch) == expected, switch
+    assert len(outcomes) == 2
