@@ -22,6 +22,16 @@ class IRI:
     def __str__(self) -> str:
         return self.value
 
+    def __reduce__(self) -> tuple[type[IRI], tuple[str]]:
+        """Pickled as a call ``IRI(value)``: about twice as fast both ways as a slotted
+        dataclass's state (batches of events to workers, knowledge versions).
+
+        >>> import pickle
+        >>> pickle.loads(pickle.dumps(IRI("http://e/a")))
+        IRI(value='http://e/a')
+        """
+        return IRI, (self.value,)
+
 
 @dataclass(frozen=True, slots=True)
 class Struct:
