@@ -28,7 +28,8 @@ Reported: events/s over the whole query, the micro-batches' latency (Spark's
 state store's memory over the companies: a key's engine snapshot and waiting events, kept in
 the rows of the key groups), with Spark's
 default state store or RocksDB (``--rocksdb``). The detections are checked equal to one
-engine's over all files. Spark's start is not timed.
+engine's over all files. Spark's start is not timed. Then the keyed step alone, in this
+process: the CPU time per key and micro-batch (restore, the key's events, snapshot).
 
 The machine may be shared: the load average is printed, and events per CPU second are the
 numbers to compare when wall times are stretched by other people's work. Peak memory: the
@@ -366,6 +367,39 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def key_steps(files: list[list[Any]]) -> dict[str, Any]:
+    """The keyed step of the streaming query in one process, without Spark: the CPU time of
+    every key's :meth:`~connectors.spark.keystate.KeyDetector.step` per micro-batch (restore,
+    the events the watermark passed, snapshot), as a Python worker runs it. Checked against
+    one engine over the same events (those of the last file still wait for the watermark)."""
+    from connectors.spark.detect import Stage
+    from connectors.spark.keystate import KeyDetector, KeyState
+    from reasoner.language.parser import parse
+    from reasoner.runtime.checkpoint import encode
+    from reasoner.runtime.engine import Engine
+
+    detector = KeyDetector(Stage(parse(TICKER_RULES), ()), 0)
+    states: dict[Any, KeyState] = {}
+    watermark: Any = float("-inf")  # the latest end of the earlier micro-batches
+    spent, steps, detections = 0.0, 0, 0
+    for number, batch in enumerate(files):
+        rows: dict[Any, list[Any]] = {}
+        for line, e in enumerate(batch, 1):
+            text = json.dumps(encode(e))
+            rows.setdefault(e.args[0], []).append((f"{number:05d}.jsonl", line, text, False))
+        began = time.process_time()  # (CPU time: the machine may be shared)
+        for key, key_rows in rows.items():
+            _, found, states[key], _ = detector.step(states.get(key), key_rows, watermark)
+            detections += len(found)
+        spent += time.process_time() - began
+        steps += len(rows)
+        watermark = batch[-1].end
+    engine = Engine(TICKER_RULES)
+    expected = sum(len(engine.push(e)) for batch in files[:-1] for e in batch)
+    assert detections == expected, (detections, expected)
+    return {"key_step_cpu_ms": round(spent / steps * 1e3, 3), "key_steps": steps}
+
+
 def projection(row: dict[str, Any]) -> dict[int, float]:
     """Events/s on clusters of :data:`CLUSTERS` cores, projected (not measured) from one
     run: the driver's CPU seconds stay serial (the global stage, the merge, the writing),
@@ -495,6 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only != "replay":
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         row = streaming(args)
+        row.update(key_steps(quotes(args.companies, args.files, args.per_file)))
         row["driver_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         print(json.dumps(row))
         found["streaming"] = [row]
