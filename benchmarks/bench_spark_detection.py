@@ -193,7 +193,7 @@ def keyed_kernels(sc: Any, rules: Path, folder: Path, work: Path) -> dict[str, d
     from connectors.spark.detect import Stage, detect
     from reasoner.language.ast import event_arities
     from reasoner.language.loader import load_rules
-    from reasoner.runtime.parallel import order_key
+    from reasoner.runtime.worker import order_key
 
     program = load_rules([rules])
     partitioning = r.analyse(program)

@@ -20,8 +20,8 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import Derived, run_batch
 from reasoner.runtime.stages import StageEngine
+from reasoner.runtime.worker import Derived, run_batch
 
 
 @dataclass(frozen=True)

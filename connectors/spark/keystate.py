@@ -34,7 +34,7 @@ from connectors.spark.detect import Stage, detect, next_timer
 from connectors.spark.runs import formatted_run
 from reasoner.runtime.checkpoint import decode, encode
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import revive
+from reasoner.runtime.worker import revive
 from reasoner.values import Time
 
 #: The kinds of rows a step outputs: detections (a sorted run of them), a late event or a

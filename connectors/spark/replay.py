@@ -54,8 +54,9 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
-from reasoner.runtime.parallel import Derived, revive, run_global
+from reasoner.runtime.parallel import run_global
 from reasoner.runtime.stages import GlobalStage, StageEngine
+from reasoner.runtime.worker import Derived, revive
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext

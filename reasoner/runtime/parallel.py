@@ -35,7 +35,7 @@ from operator import itemgetter
 from typing import Any, cast
 
 from reasoner.compiler.partition import Partitioning, analyse
-from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
+from reasoner.errors import EngineError, EventError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import EventRule, Program, dump, event_arities
@@ -43,20 +43,16 @@ from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
-from reasoner.runtime.batches import Owners, acceptable, mine, share
+from reasoner.runtime.batches import Owners, acceptable, share
 from reasoner.runtime.engine import Engine, Stats
-from reasoner.runtime.events import Detection, Event, is_time, rejection
+from reasoner.runtime.events import Event, is_time, rejection
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
-from reasoner.runtime.stages import GlobalStage, Path, StageEngine, positions
+from reasoner.runtime.stages import GlobalStage, Path, StageEngine
+from reasoner.runtime.worker import Derived, order_key, revive, work
 from reasoner.values import NUMBER_TYPES
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
 BATCH = 2048
-
-
-def order_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The defined order of detections: end, start, name, then the arguments' text."""
-    return (event[3], event[2], event[0], repr(event[1]))
 
 
 class ParallelEngine:
@@ -187,7 +183,7 @@ class ParallelEngine:
             # that its pipe reports end-of-file when the router dies, even by SIGKILL.
             inherited = [here, *self._connections]
             process = context.Process(
-                target=_work,
+                target=work,
                 args=(there, len(self._connections), inherited, stage, options, knowledge, reads),
                 daemon=True,
             )
@@ -511,9 +507,9 @@ class ParallelEngine:
         return the detections now final.
 
         Every worker sends its detections already in the defined order, with their order
-        keys (:func:`ordered_batch`): the pending detections, the workers' runs and the
-        remainder's detections, one after the other, are sorted runs that one sort merges
-        (stable: the same order as one sort of them all)."""
+        keys (:func:`~reasoner.runtime.worker.ordered_batch`): the pending detections, the
+        workers' runs and the remainder's detections, one after the other, are sorted runs
+        that one sort merges (stable: the same order as one sort of them all)."""
         until, raw = self._flight.popleft()
         rows = self._pending[:]
         derived: list[Derived] = []
@@ -632,12 +628,6 @@ class ParallelEngine:
         self._pending = [(order_key(d), d) for d in final] + self._pending
 
 
-#: What the keyed stage derived from one input event, by its sequence number (-1: fired by
-#: timers): the detections in derivation order and their positions (:mod:`stages`; None:
-#: not recorded, or fired by timers).
-Derived = tuple[int, list[Any], list[Path] | None]
-
-
 def run_global(
     engine: GlobalStage,
     raw: Iterable[tuple[int, Event]],
@@ -645,10 +635,11 @@ def run_global(
     reads: set[tuple[str, int]],
 ) -> list[Event]:
     """Run the global stage on the input events it reads, ``(seq, event)``, and on what the
-    keyed stage derived (as :func:`run_batch` gives it, the events revived), in the single
-    engine's order: by time, then input event, each input event's derivation tree in its
-    FIFO order (:meth:`GlobalStage.push_tree`); what timers derived comes before the input
-    events of its time, in the defined order. Returns the global stage's detections."""
+    keyed stage derived (as :func:`~reasoner.runtime.worker.run_batch` gives it, the events
+    revived), in the single engine's order: by time, then input event, each input event's
+    derivation tree in its FIFO order (:meth:`GlobalStage.push_tree`); what timers derived
+    comes before the input events of its time, in the defined order. Returns the global
+    stage's detections."""
     roots = {seq: event for seq, event in raw}
     trees: dict[int, list[tuple[Path, Event]]] = {}
     steps: list[tuple[Any, ...]] = []  # (end, seq, order key, event) of timers' events
@@ -708,128 +699,3 @@ def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -
             connection.send_bytes(message)
         except OSError:  # the worker is gone: the router reads its end of file
             return
-
-
-def _work(
-    connection: Connection,
-    me: int,
-    inherited: list[Connection],
-    stage: tuple[Program, tuple[int, ...], bool],
-    options: dict[str, Any],
-    knowledge: Callable[[], Knowledge],
-    reads: set[tuple[str, int]],
-) -> None:
-    """Worker ``me``: runs the keyed rules (``stage``: the program, the keyed rules' indexes,
-    whether to mark positions) on the batches it receives, until the router is gone."""
-    for router_end in inherited:
-        router_end.close()
-    program, keep, marking = stage
-    engine = StageEngine(program, keep, marking=marking, knowledge=knowledge(), **options)
-    checked: bytes | None = None
-    changes: list[tuple[Any, ...]] = []  # the rule changes made, in order
-    while True:
-        try:
-            message = connection.recv()
-        except EOFError:  # the router is gone
-            return
-        kind = message[0]
-        try:
-            if kind == "batch":
-                _, first, owner, rows, until = message
-                answer: Any = ordered_batch(engine, mine(first, owner, me, rows), until, reads)
-            elif kind == "rules":  # (between two batches, as knowledge)
-                engine.change_stage(*message[1:4])
-                changes.append(message[1:4])
-                reads = message[4]
-                answer = None
-            elif kind == "knowledge":  # (between two batches: the router drained them)
-                engine.use_knowledge(message[1])
-                answer = None
-            elif kind == "stats":
-                answer = engine.stats()
-            elif kind == "snapshot":
-                answer = engine.snapshot()
-            elif kind == "check":
-                checked = message[1]
-                probe = StageEngine(
-                    program, keep, marking=marking, knowledge=engine._runtime.knowledge, **options
-                )
-                for change in changes:  # (the engine's network, as the rule changes made it)
-                    probe.change_stage(*change)
-                probe.restore(checked)
-                answer = None
-            elif kind == "restore":
-                assert checked is not None
-                engine.restore(checked)
-                answer = None
-            else:
-                connection.close()
-                return
-        except ReasonerError as error:
-            connection.send(("error", error))
-            continue
-        connection.send(("ok", answer))
-
-
-def run_batch(
-    engine: Engine, batch: Iterable[tuple[int, tuple[Any, ...]]], until: Any
-) -> list[Derived]:
-    """Push a batch of ``(seq, (name, args, start, end))``; the detections (as plain tuples)
-    per input event's sequence number (-1: of timers that fired before it), then the timers
-    up to ``until``; with their positions when the engine marks them (:func:`positions`)."""
-    out: list[Derived] = []
-    new, clock, push = tuple.__new__, engine._runtime, engine.push
-    rules = checkpoint.Derivations.of(engine)
-    marking, marks = engine._marking, engine._marks
-    for seq, event in batch:
-        if (end := event[3]) > clock.now:
-            fired = engine.advance(end)
-            if fired:
-                out.append((-1, [plain(d, rules) for d in fired], None))
-        marks.clear()
-        detections = push(new(Event, event))
-        if detections:
-            paths = positions(engine, detections) if marking else None
-            out.append((seq, [plain(d, rules) for d in detections], paths))
-    if until > engine.now:
-        fired = engine.advance(until)
-        if fired:
-            out.append((-1, [plain(d, rules) for d in fired], None))
-    return out
-
-
-def ordered_batch(
-    engine: Engine,
-    batch: Iterable[tuple[int, tuple[Any, ...]]],
-    until: Any,
-    reads: set[tuple[str, int]],
-) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived]]:
-    """:func:`run_batch` for the router: the detections in the defined order, as
-    ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
-    derived in), and the ``(seq, detections)`` of :func:`run_batch` that hold an event of
-    a type in ``reads`` (what the global remainder reads)."""
-    derived = run_batch(engine, batch, until)
-    run = sorted(((order_key(d), d) for _, plain, _ in derived for d in plain), key=_first)
-    feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
-    return run, feed
-
-
-def plain(d: Event, rules: checkpoint.Derivations | None = None) -> tuple[Any, ...]:
-    """A detection as plain tuples (with its sources, when it has them, and with ``rules``
-    its derivation, as snapshots write it)."""
-    if isinstance(d, Detection):
-        sources = tuple(tuple(s) for s in d.sources)
-        written = None if rules is None or d.derivation is None else rules.write(d.derivation)
-        return (*d, sources) if written is None else (*d, sources, written)
-    return tuple(d)
-
-
-def revive(t: tuple[Any, ...], rules: checkpoint.Derivations | None = None) -> Event:
-    """The inverse of :func:`plain` (``rules``: those of the engine that derived it)."""
-    if len(t) == 4:
-        return tuple.__new__(Event, t)
-    d = tuple.__new__(Detection, t[:4])
-    d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
-    if len(t) == 6 and rules is not None:
-        d.derivation = rules.read(t[5])
-    return d

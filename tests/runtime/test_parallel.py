@@ -22,8 +22,9 @@ from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
-from reasoner.runtime.parallel import ParallelEngine, event_order, ordered_batch
+from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.runtime.stages import StageEngine
+from reasoner.runtime.worker import ordered_batch
 
 
 def _single(program: Program, stream: list[Event], options: dict) -> list[Event]:

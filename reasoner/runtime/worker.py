@@ -1,0 +1,160 @@
+"""A worker process of :class:`~reasoner.runtime.parallel.ParallelEngine`: the keyed stage
+on the batches the router sends, answered with the detections in the defined order; and the
+batch step it shares with Spark's tasks (connectors/spark), with the plain form in which
+detections travel between processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from multiprocessing.connection import Connection
+from operator import itemgetter
+from typing import Any
+
+from reasoner.errors import ReasonerError
+from reasoner.knowledge.base import Knowledge
+from reasoner.language.ast import Program
+from reasoner.runtime import checkpoint
+from reasoner.runtime.batches import mine
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.stages import Path, StageEngine, positions
+
+
+def order_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The defined order of detections: end, start, name, then the arguments' text."""
+    return (event[3], event[2], event[0], repr(event[1]))
+
+
+#: What the keyed stage derived from one input event, by its sequence number (-1: fired by
+#: timers): the detections in derivation order and their positions (:mod:`stages`; None:
+#: not recorded, or fired by timers).
+Derived = tuple[int, list[Any], list[Path] | None]
+
+
+_first = itemgetter(0)
+
+
+def work(
+    connection: Connection,
+    me: int,
+    inherited: list[Connection],
+    stage: tuple[Program, tuple[int, ...], bool],
+    options: dict[str, Any],
+    knowledge: Callable[[], Knowledge],
+    reads: set[tuple[str, int]],
+) -> None:
+    """Worker ``me``: runs the keyed rules (``stage``: the program, the keyed rules' indexes,
+    whether to mark positions) on the batches it receives, until the router is gone."""
+    for router_end in inherited:
+        router_end.close()
+    program, keep, marking = stage
+    engine = StageEngine(program, keep, marking=marking, knowledge=knowledge(), **options)
+    checked: bytes | None = None
+    changes: list[tuple[Any, ...]] = []  # the rule changes made, in order
+    while True:
+        try:
+            message = connection.recv()
+        except EOFError:  # the router is gone
+            return
+        kind = message[0]
+        try:
+            if kind == "batch":
+                _, first, owner, rows, until = message
+                answer: Any = ordered_batch(engine, mine(first, owner, me, rows), until, reads)
+            elif kind == "rules":  # (between two batches, as knowledge)
+                engine.change_stage(*message[1:4])
+                changes.append(message[1:4])
+                reads = message[4]
+                answer = None
+            elif kind == "knowledge":  # (between two batches: the router drained them)
+                engine.use_knowledge(message[1])
+                answer = None
+            elif kind == "stats":
+                answer = engine.stats()
+            elif kind == "snapshot":
+                answer = engine.snapshot()
+            elif kind == "check":
+                checked = message[1]
+                probe = StageEngine(
+                    program, keep, marking=marking, knowledge=engine._runtime.knowledge, **options
+                )
+                for change in changes:  # (the engine's network, as the rule changes made it)
+                    probe.change_stage(*change)
+                probe.restore(checked)
+                answer = None
+            elif kind == "restore":
+                assert checked is not None
+                engine.restore(checked)
+                answer = None
+            else:
+                connection.close()
+                return
+        except ReasonerError as error:
+            connection.send(("error", error))
+            continue
+        connection.send(("ok", answer))
+
+
+def run_batch(
+    engine: Engine, batch: Iterable[tuple[int, tuple[Any, ...]]], until: Any
+) -> list[Derived]:
+    """Push a batch of ``(seq, (name, args, start, end))``; the detections (as plain tuples)
+    per input event's sequence number (-1: of timers that fired before it), then the timers
+    up to ``until``; with their positions when the engine marks them (:func:`positions`)."""
+    out: list[Derived] = []
+    new, clock, push = tuple.__new__, engine._runtime, engine.push
+    rules = checkpoint.Derivations.of(engine)
+    marking, marks = engine._marking, engine._marks
+    for seq, event in batch:
+        if (end := event[3]) > clock.now:
+            fired = engine.advance(end)
+            if fired:
+                out.append((-1, [plain(d, rules) for d in fired], None))
+        marks.clear()
+        detections = push(new(Event, event))
+        if detections:
+            paths = positions(engine, detections) if marking else None
+            out.append((seq, [plain(d, rules) for d in detections], paths))
+    if until > engine.now:
+        fired = engine.advance(until)
+        if fired:
+            out.append((-1, [plain(d, rules) for d in fired], None))
+    return out
+
+
+def ordered_batch(
+    engine: Engine,
+    batch: Iterable[tuple[int, tuple[Any, ...]]],
+    until: Any,
+    reads: set[tuple[str, int]],
+) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived]]:
+    """:func:`run_batch` for the router: the detections in the defined order, as
+    ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
+    derived in), and the ``(seq, detections)`` of :func:`run_batch` that hold an event of
+    a type in ``reads`` (what the global remainder reads)."""
+    derived = run_batch(engine, batch, until)
+    run = sorted(((order_key(d), d) for _, plain, _ in derived for d in plain), key=_first)
+    feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
+    return run, feed
+
+
+def plain(d: Event, rules: checkpoint.Derivations | None = None) -> tuple[Any, ...]:
+    """A detection as plain tuples (with its sources, when it has them, and with ``rules``
+    its derivation, as snapshots write it)."""
+    if isinstance(d, Detection):
+        sources = tuple(tuple(s) for s in d.sources)
+        written = None if rules is None or d.derivation is None else rules.write(d.derivation)
+        return (*d, sources) if written is None else (*d, sources, written)
+    return tuple(d)
+
+
+def revive(t: tuple[Any, ...], rules: checkpoint.Derivations | None = None) -> Event:
+    """The inverse of :func:`plain` (``rules``: those of the engine that derived it)."""
+    if len(t) == 4:
+        return tuple.__new__(Event, t)
+    d = tuple.__new__(Detection, t[:4])
+    d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
+    if len(t) == 6 and rules is not None:
+        d.derivation = rules.read(t[5])
+    return d
