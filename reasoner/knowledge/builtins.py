@@ -52,8 +52,8 @@ def is_number(value: object) -> bool:
 
 
 #: Number classes arithmetic and comparisons need no further test for (``bool`` is a class
-#: of its own).
-_PLAIN = frozenset({int, float})
+#: of its own): compiled conditions test a value's class against it, then compute at once.
+PLAIN_NUMBERS = frozenset({int, float})
 
 
 def _num(value: Value, op: str) -> Number:
@@ -172,7 +172,9 @@ def _max(a: Value, b: Value) -> Number:
 
 def _binary(name: str, fn: Callable[[Any, Any], Number]) -> Callable[[Value, Value], Number]:
     def apply(a: Value, b: Value) -> Number:
-        if a.__class__ in _PLAIN and b.__class__ in _PLAIN:  # the common case, at once
+        if (
+            a.__class__ in PLAIN_NUMBERS and b.__class__ in PLAIN_NUMBERS
+        ):  # the common case, at once
             return fn(a, b)
         return fn(_num(a, name), _num(b, name))
 
@@ -241,21 +243,28 @@ def apply_function(name: str, args: tuple[Value, ...]) -> Number:
 
 def _numeric(test: Callable[[Any, Any], bool]) -> Callable[[Value, Value], bool]:
     def compare(a: Value, b: Value) -> bool:
-        if a.__class__ in _PLAIN and b.__class__ in _PLAIN:  # the common case, decided at once
+        if (
+            a.__class__ in PLAIN_NUMBERS and b.__class__ in PLAIN_NUMBERS
+        ):  # the common case, decided at once
             return test(a, b)
         return is_number(a) and is_number(b) and test(a, b)
 
     return compare
 
 
+#: The comparisons on two numbers (of :data:`PLAIN_NUMBERS` or not), by name.
+NUMERIC_TESTS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    ">": operator.gt,
+    "=<": operator.le,
+    ">=": operator.ge,
+    "=:=": operator.eq,
+    "=\\=": operator.ne,
+}
+
 #: Numeric comparisons: false (never an error) when either side is not a number.
 COMPARISONS: dict[str, Callable[[Value, Value], bool]] = {
-    "<": _numeric(operator.lt),
-    ">": _numeric(operator.gt),
-    "=<": _numeric(operator.le),
-    ">=": _numeric(operator.ge),
-    "=:=": _numeric(operator.eq),
-    "=\\=": _numeric(operator.ne),
+    op: _numeric(test) for op, test in NUMERIC_TESTS.items()
 }
 
 

@@ -34,6 +34,8 @@ from reasoner.knowledge.builtins import (
     COMPARISONS,
     CONSTANTS,
     FUNCTIONS,
+    NUMERIC_TESTS,
+    PLAIN_NUMBERS,
     RELATIONS,
     EvaluationError,
     Relation,
@@ -456,12 +458,16 @@ class _Compiler:
 
                 return _test_node(var_var)
             case Var(x), Number(c) if x != "_":
+                test = NUMERIC_TESTS[op] if c.__class__ in PLAIN_NUMBERS else compare
 
                 def var_const(env: Env, kb: Knowledge) -> bool:
                     try:
-                        return compare(env[x], c)
+                        value = env[x]
                     except KeyError:
                         raise _unbound(x) from None
+                    if value.__class__ in PLAIN_NUMBERS:  # then the comparison itself
+                        return test(value, c)
+                    return compare(value, c)
 
                 return _test_node(var_const)
         lf, rf = self.arithmetic(left), self.arithmetic(right)
@@ -655,6 +661,7 @@ def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) 
     no dispatch on names."""
     binders = tuple(a.bind for a in args)
     pattern_of = _pattern(args)
+    names = tuple(a.variable for a in args if a.variable is not None)
     last: list[tuple[Knowledge | None, Procedure]] = [(None, _NOTHING)]
 
     def procedure(kb: Knowledge) -> Procedure:
@@ -677,7 +684,7 @@ def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) 
                 yield new
 
     def test(env: Env, kb: Knowledge) -> bool:
-        pattern = pattern_of(env)
+        pattern = tuple(map(env.get, names)) if len(names) == len(args) else pattern_of(env)
         if None in pattern:
             return next(solve(env, kb), None) is not None
         known, found = last[0]
