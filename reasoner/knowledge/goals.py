@@ -95,6 +95,11 @@ class Goal:
     calls: tuple[tuple[str, int, Span | None], ...]
     solutions: Solver = field(repr=False, compare=False)
     holds: Tester = field(repr=False, compare=False)
+    #: For a static-knowledge call whose arguments are all named variables: those names,
+    #: and whether the call holds for their values (in that order), without an environment.
+    ground: tuple[tuple[str, ...], Callable[[tuple[Value, ...], Knowledge], bool]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def check(self, kb: Knowledge) -> None:
         """Raise :class:`RuleCompileError` naming every predicate that ``kb`` does not define.
@@ -150,6 +155,7 @@ def compile_goal(
         calls=tuple(compiler.calls),
         solutions=node.solve,
         holds=node.test,
+        ground=node.ground,
     )
 
 
@@ -242,6 +248,7 @@ class _Node:
     solve: Solver
     test: Tester
     binds: bool
+    ground: tuple[tuple[str, ...], Callable[[tuple[Value, ...], Knowledge], bool]] | None = None
 
 
 def _test_node(test: Tester) -> _Node:
@@ -692,7 +699,18 @@ def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) 
             found = procedure(kb)
         return found.holds(pattern)  # type: ignore[arg-type]
 
-    return _Node(solve, test, binds=True)
+    if len(names) != len(args):
+        return _Node(solve, test, binds=True)
+
+    def ground(values: tuple[Value, ...], kb: Knowledge) -> bool:
+        if None in values:  # a variable the caller has not bound
+            return test({n: v for n, v in zip(names, values, strict=True) if v is not None}, kb)
+        known, found = last[0]
+        if known is not kb:
+            found = procedure(kb)
+        return found.holds(values)
+
+    return _Node(solve, test, True, (names, ground))
 
 
 #: The procedure of nothing (no answers).

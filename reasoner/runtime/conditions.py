@@ -5,8 +5,9 @@ Those become Python expressions over tuple positions, guarded by a type test: wh
 variable they read holds a number, the expression is the comparison itself (``+ - *`` and
 the comparisons mean the same on Python numbers as in :mod:`reasoner.knowledge.builtins`);
 otherwise (a ``none`` reading, a string) the compiled goal decides, so the result is always
-the goal's. Other goals (knowledge calls, ``is``, disjunctions ...) get the environment
-dictionary they are written against, built once per test.
+the goal's. A static-knowledge call on the pattern's variables is given their values (its
+:attr:`~reasoner.knowledge.goals.Goal.ground` form). Other goals (``is``, disjunctions ...)
+get the environment dictionary they are written against, built once per test.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def condition(
             body.append(f"{pad[4:]}if ok:")
         scope[f"goal{i}"] = goal.holds
         fast = _comparison(goal.term, names)
+        if fast is None and goal.ground is not None and set(goal.ground[0]) <= set(names):
+            # a static-knowledge call on the values themselves: no environment needed
+            arguments = "".join(f"v[{names.index(n)}], " for n in goal.ground[0])
+            scope[f"goal{i}"] = goal.ground[1]
+            body.append(f"{pad}ok = goal{i}(({arguments}), runtime.knowledge)")
+            continue
         if fast is None:
             if not env:
                 body.append(f"{pad}env = dict(zip(names, v))\n{pad}kb = runtime.knowledge")

@@ -7,9 +7,13 @@ from pathlib import Path
 import pytest
 
 from reasoner.errors import KnowledgeError
+from reasoner.knowledge.goals import compile_goal
+from reasoner.knowledge.program import program_knowledge
 from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.language.ast import Compound, Var
 from reasoner.language.loader import parse_file
 from reasoner.language.parser import parse
+from reasoner.runtime.conditions import condition
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.values import IRI
@@ -117,3 +121,20 @@ def test_where_and_event_multiply_call_static_rules(store: bool) -> None:
         [],  # no number: every comparison fails
         [],
     ]
+
+
+def test_a_where_call_is_given_the_values_themselves() -> None:
+    # The generated condition calls big/2 on the values' positions (no environment); a
+    # value the pattern left unbound (None) is left to the call to bind.
+    kb = program_knowledge(parse("big(X, Y) :- X > 10, small(Y).\nsmall(1). small(2.0)."))
+    goal = compile_goal(Compound("big", (Var("A"), Var("B"))), {})
+
+    class Runtime:
+        knowledge = kb
+
+    check = condition([goal], ["B", "A", "C"], Runtime())
+    cases = [(1, 11, 0), (2, 11, 0), (3, 11, 0), (1, 10, 0), (None, 11, 0), (1, "none", 0)]
+    assert [check(values) for values in cases] == [True, True, False, False, True, False]
+    assert [
+        goal.holds({"A": a, "B": b} if b is not None else {"A": a}, kb) for b, a, _ in cases
+    ] == [True, True, False, False, True, False]
