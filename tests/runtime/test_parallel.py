@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 from strategies import keyed_streams, partitionable_programs
 
 from reasoner.errors import EventError, RuleCompileError, SnapshotError
-from reasoner.language.ast import (
-    Program,
-)
+from reasoner.language.ast import Program, dump
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
@@ -182,6 +180,22 @@ def test_snapshot_restore_between_batches() -> None:
         assert before + list(second.run(stream[10:])) == expected
     with ParallelEngine(rules, workers=3) as other, pytest.raises(SnapshotError):
         other.restore(data)
+
+
+def test_snapshots_write_the_program_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The router's fingerprint (the whole program, its facts included) is written once per
+    # engine, not at every snapshot and restore.
+    from reasoner.runtime import parallel
+
+    written: list[Program] = []
+    monkeypatch.setattr(parallel, "dump", lambda program: written.append(program) or dump(program))
+    facts = "".join(f"near({i}, 1).\n" for i in range(500))
+    with ParallelEngine("c(X) <- a(X) SEQ b(X) WHERE near(X, 1).\n" + facts, workers=2) as engine:
+        assert engine.push(Event.at("a", (3,), 1)) == []
+        for _ in range(3):
+            engine.restore(engine.snapshot())
+        assert list(engine.run([Event.at("b", (3,), 2)])) == [Event("c", (3,), 1, 2)]
+    assert len(written) == 1
 
 
 ROUTER = """
