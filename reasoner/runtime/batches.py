@@ -9,7 +9,7 @@ import math
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, count, islice
-from operator import itemgetter, le, sub
+from operator import is_, itemgetter, le, sub
 from typing import Any
 
 from reasoner.runtime.events import Event
@@ -31,14 +31,18 @@ def acceptable(
     when any check fails (the caller then checks the events one by one, for the reasons)."""
     if set(map(type, chunk)) != {Event}:
         return False
-    starts, ends = list(map(_starts, chunk)), list(map(_ends, chunk))
+    ends = list(map(_ends, chunk))
     if not (
+        NUMBER_TYPES.issuperset(map(type, ends))
+        and ends[0] >= max(now, 0)
+        and all(map(le, ends, islice(ends, 1, None)))  # (False for NaN)
+    ):
+        return False
+    starts = list(map(_starts, chunk))
+    if not all(map(is_, starts, ends)) and not (  # (atomic events: the start is the end)
         NUMBER_TYPES.issuperset(map(type, starts))
-        and NUMBER_TYPES.issuperset(map(type, ends))
         and all(map(le, starts, ends))  # (False for NaN)
         and min(starts) >= 0
-        and ends[0] >= now
-        and all(map(le, ends, islice(ends, 1, None)))
         and (span_limit == math.inf or max(map(sub, ends, starts)) <= span_limit)
     ):
         return False

@@ -28,6 +28,8 @@ def test_a_chunk_every_engine_takes_is_acceptable() -> None:
         Detection("a", (1,), 3, 3),  # not exactly an Event (one by one: the engine decides)
         ("a", (1,), 3, 3),  # not an Event
         Event("a", (1,), True, 3),  # a bool is no time
+        Event("a", (1,), True, 1),  # (equal to its end, but not a number type)
+        Event("a", (1,), 3, 3.5),
         Event("a", (1,), 3, "4"),
         Event("a", (1,), -1, 3),
         Event("a", (1,), 4, 3),  # starts after it ends
@@ -53,6 +55,9 @@ def test_ends_before_now_or_going_back_are_unacceptable() -> None:
     assert not acceptable(GOOD, 4, ARITIES, 2)
     assert not acceptable([GOOD[1], GOOD[0]], 0, ARITIES, 2)  # ends 3, then 2
     assert not acceptable([], 0, ARITIES, 2)  # (nothing to take)
+    assert not acceptable([Event.at("a", (1,), -1)], -math.inf, ARITIES, 2)
+    assert not acceptable([Event.at("a", (1,), -0.5), GOOD[0]], -math.inf, ARITIES, 2)
+    assert acceptable([Event.at("a", (1,), 0), GOOD[0]], -math.inf, ARITIES, 2)
 
 
 def test_kinds() -> None:
