@@ -59,6 +59,10 @@ class Knowledge(Protocol):
         ...
 
 
+#: The procedure of a predicate with no tuples.
+NOTHING = Procedure(lambda pattern: iter(()), lambda row: False)
+
+
 def solving(knowledge: Knowledge, predicate: str) -> Procedure:
     """A :class:`Procedure` that calls ``knowledge.solve`` (for knowledge with nothing to
     resolve ahead).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from reasoner.errors import Diagnostic, RuleCompileError
-from reasoner.knowledge.base import Procedure
+from reasoner.knowledge.base import NOTHING, Procedure
 from reasoner.knowledge.goals import DEFAULT_PREFIXES, term_value
 from reasoner.language.ast import Atom, Compound, Program, StaticRule
 from reasoner.values import Value
@@ -95,7 +95,7 @@ class FactBase:
         """
         key = (predicate, arity)
         if key not in self._tables:
-            return Procedure(lambda pattern: iter(()), lambda row: False)
+            return NOTHING
         everything = tuple(range(arity))
         whole: dict[tuple[Value, ...], list[tuple[Value, ...]]] = {}
 

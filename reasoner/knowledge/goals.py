@@ -29,7 +29,7 @@ from itertools import chain
 from reasoner.errors import Diagnostic, EngineError, RuleCompileError
 from reasoner.knowledge.actions import FRESH, PRINTING, Action, Fresh
 from reasoner.knowledge.actions import actions as action_table
-from reasoner.knowledge.base import Knowledge, Procedure
+from reasoner.knowledge.base import NOTHING, Knowledge, Procedure
 from reasoner.knowledge.builtins import (
     COMPARISONS,
     CONSTANTS,
@@ -669,7 +669,7 @@ def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) 
     binders = tuple(a.bind for a in args)
     pattern_of = _pattern(args)
     names = tuple(a.variable for a in args if a.variable is not None)
-    last: list[tuple[Knowledge | None, Procedure]] = [(None, _NOTHING)]
+    last: list[tuple[Knowledge | None, Procedure]] = [(None, NOTHING)]
 
     def procedure(kb: Knowledge) -> Procedure:
         found = resolve(kb)
@@ -711,10 +711,6 @@ def _matcher(resolve: Callable[[Knowledge], Procedure], args: tuple[_Arg, ...]) 
         return found.holds(values)
 
     return _Node(solve, test, True, (names, ground))
-
-
-#: The procedure of nothing (no answers).
-_NOTHING = Procedure(lambda pattern: iter(()), lambda row: False)
 
 
 def _traced(

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reasoner.errors import KnowledgeError, ReasonerError
-from reasoner.knowledge.base import Procedure, solving
+from reasoner.knowledge.base import NOTHING, Procedure, solving
 from reasoner.knowledge.datalog import DerivedKnowledge, Model, Relation, Strata, evaluate, prepare
 from reasoner.knowledge.entailment import Closure, materialize
 from reasoner.knowledge.goals import DEFAULT_PREFIXES
@@ -97,8 +97,8 @@ class TripleIndex:
             return solving(self, predicate)
         relation = self._by_property.get(predicate)
         if relation is None:
-            return Procedure(lambda pattern: iter(()), lambda row: False)
-        return Procedure(relation.match, relation.__contains__)
+            return NOTHING
+        return relation.procedure
 
     def _triples(self) -> Relation:
         # Only rdf(S, P, O) with P unbound needs every triple in one relation: build it then,

@@ -259,7 +259,7 @@ class DerivedKnowledge:
         key = (predicate, arity)
         relation = self.model.get(key)
         if relation is not None:
-            return Procedure(relation.match, relation.__contains__)
+            return relation.procedure
         return self._on_demand.get(key) or self.base.procedure(predicate, arity)
 
 
@@ -284,7 +284,7 @@ class _Overlay:
     def procedure(self, predicate: str, arity: int) -> Procedure:
         relation = self.delta.get((predicate, arity))
         if relation is not None:
-            return Procedure(relation.match, relation.__contains__)
+            return relation.procedure
         return self.view.procedure(predicate, arity)
 
 

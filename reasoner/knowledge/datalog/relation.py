@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from reasoner.knowledge.base import Procedure
 from reasoner.values import Value
 
 Row = tuple[Value, ...]
@@ -54,6 +55,15 @@ class Relation:
                 index.setdefault(tuple(row[i] for i in mask), []).append(row)
             self._indexes[mask] = index
         return iter(index.get(tuple(pattern[i] for i in mask), ()))  # type: ignore[misc]
+
+    @property
+    def procedure(self) -> Procedure:
+        """The relation as a :class:`~reasoner.knowledge.base.Procedure` (it sees later adds).
+
+        >>> Relation([("a",)]).procedure.holds(("a",))
+        True
+        """
+        return Procedure(self.match, self.__contains__)
 
     def __contains__(self, row: object) -> bool:
         return row in self._rows
