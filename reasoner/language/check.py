@@ -1,8 +1,8 @@
 """Semantic checks of a parsed program, all collected and reported together.
 
 Errors: unbound head variables, unbound ``WHERE`` variables, non-positive windows, ``STAR_TIMES``
-outside the right of ``SEQ``, unknown aggregate functions, negation (or aggregation) through
-recursion.
+outside the right of ``SEQ``, unknown aggregate functions, negation (or aggregation, or
+``FORALL_SEQ``'s second operand) through recursion.
 Warnings: one event name used with different arities, ``event_rule_property`` for an unknown label,
 and rules that can never fire (:mod:`reasoner.language.never`).
 The binding rules are those of ``SEMANTICS.md`` / ``docs/language.md``; :func:`bound_variables`
@@ -418,17 +418,18 @@ def _show(value: Term) -> str:
 
 
 def _recursion_problems(program: Program) -> Iterator[_Problem]:
-    """Reject a negated (or aggregated) dependency that leads back to its own rule's head."""
+    """Reject a non-monotonic dependency (:func:`event_dependencies`) that leads back to its
+    own rule's head."""
     edges: dict[str, set[str]] = {}
-    negative: list[tuple[str, str, EventRule]] = []
+    negative: list[tuple[str, str, str, EventRule]] = []
     for rule in program.event_rules:
         head = rule.head.name
-        for name, negated in event_dependencies(rule.body, False):
+        for name, how in event_dependencies(rule.body):
             edges.setdefault(head, set()).add(name)
-            if negated:
-                negative.append((head, name, rule))
+            if how is not None:
+                negative.append((head, name, how, rule))
     seen: set[tuple[str, ...]] = set()
-    for head, dep, rule in negative:
+    for head, dep, how, rule in negative:
         path = _path(dep, head, edges)
         if path is None:
             continue
@@ -437,29 +438,45 @@ def _recursion_problems(program: Program) -> Iterator[_Problem]:
         if key in seen:
             continue
         seen.add(key)
-        yield (f"negation through recursion: {' -> '.join(cycle)}", rule.span, "error")
+        yield (f"{how} through recursion: {' -> '.join(cycle)}", rule.span, "error")
 
 
-def event_dependencies(p: Pattern, negated: bool = False) -> Iterator[tuple[str, bool]]:
-    """Event names a pattern reads, each with whether it is read under a negation (NOT, CNOT,
-    FNOT) or an aggregate, both non-monotonic."""
+#: How :func:`event_dependencies` names a name read non-monotonically.
+NEGATION = "negation"
+FORALL_SEQ_SECOND = "FORALL_SEQ's second operand"
+
+
+def event_dependencies(p: Pattern, how: str | None = None) -> Iterator[tuple[str, str | None]]:
+    """Event names a pattern reads, each with None when it is read monotonically, or else
+    how: :data:`NEGATION` under a negation (NOT, CNOT, FNOT) or an aggregate, and
+    :data:`FORALL_SEQ_SECOND` as FORALL_SEQ's second operand (a pair holds unless an
+    occurrence of it ending earlier took the first); the innermost such construct names it.
+
+    >>> from reasoner.language.parser import parse
+    >>> (rule,) = parse("d <- a FORALL_SEQ (b CNOT n).").event_rules
+    >>> list(event_dependencies(rule.body))
+    [('a', None), ('b', "FORALL_SEQ's second operand"), ('n', 'negation')]
+    """
     match p:
         case EventAtom(name):
-            yield name, negated
+            yield name, how
         case Binary(op, left, right) if OPERATORS[op].negation:
-            yield from event_dependencies(left, negated)
-            yield from event_dependencies(right, True)
+            yield from event_dependencies(left, how)
+            yield from event_dependencies(right, NEGATION)
+        case Binary("forall_seq", left, right):
+            yield from event_dependencies(left, how)
+            yield from event_dependencies(right, FORALL_SEQ_SECOND)
         case Binary(_, left, right):
-            yield from event_dependencies(left, negated)
-            yield from event_dependencies(right, negated)
+            yield from event_dependencies(left, how)
+            yield from event_dependencies(right, how)
         case Not(neg, left, right):
-            yield from event_dependencies(neg, True)
-            yield from event_dependencies(left, negated)
-            yield from event_dependencies(right, negated)
+            yield from event_dependencies(neg, NEGATION)
+            yield from event_dependencies(left, how)
+            yield from event_dependencies(right, how)
         case Aggregate(pattern=inner):
-            yield from event_dependencies(inner, True)
+            yield from event_dependencies(inner, NEGATION)
         case Where(inner) | Window(inner) | Multiply(inner) | Star(inner):
-            yield from event_dependencies(inner, negated)
+            yield from event_dependencies(inner, how)
 
 
 def _path(start: str, goal: str, edges: dict[str, set[str]]) -> list[str] | None:

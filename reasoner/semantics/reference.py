@@ -202,30 +202,20 @@ def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
     while changed:
         changed = False
         for rule in rules:
-            for name, negated in _dependencies(rule.rule.body):
-                needed = level[name] + (1 if negated else 0)
+            for name, how in event_dependencies(rule.rule.body):
+                needed = level[name] + (0 if how is None else 1)
                 if needed > level[rule.name]:
                     level[rule.name] = needed
                     changed = True
                     if needed > limit:
                         raise EngineError(
-                            f"negation through recursion: '{rule.name}' depends negatively "
-                            f"on itself (via '{name}')"
+                            f"{how} through recursion: '{rule.name}' depends on itself "
+                            f"(via '{name}')"
                         )
     grouped: dict[int, list[_Rule]] = defaultdict(list)
     for rule in rules:
         grouped[level[rule.name]].append(rule)
     return [grouped[k] for k in sorted(grouped)]
-
-
-def _dependencies(body: Pattern) -> Iterator[tuple[str, bool]]:
-    """The event names ``body`` reads, each with whether it is read negatively: under a
-    negation or an aggregate, and FORALL_SEQ's second operand too (a pair holds unless an
-    earlier occurrence of it took the first), so it is complete before it is read."""
-    yield from event_dependencies(body)
-    for p in walk(body):
-        if isinstance(p, Binary) and p.op == "forall_seq":
-            yield from ((name, True) for name, _ in event_dependencies(p.right))
 
 
 # ---------------------------------------------------------------------- patterns

@@ -143,6 +143,12 @@ COMPILE = [
         "negation through recursion: a -> b -> a",
     ),
     (
+        "e(X) <- b(X) OR (d(X) SEQ c(X)).\nd(X) <- a(X) FORALL_SEQ e(X).",
+        2,
+        1,
+        "FORALL_SEQ's second operand through recursion: d -> e -> d",
+    ),
+    (
         "r1([property(event_rule_window, -2)]) 'rule:' c <- a.",
         1,
         1,

@@ -3,11 +3,13 @@ took, and takes them all, under every policy."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasoner.errors import EngineError
+from reasoner.errors import EngineError, RuleCompileError
 from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -104,6 +106,29 @@ def test_it_survives_a_snapshot() -> None:
     restored.restore(engine.snapshot())
     assert restored.push(Event.at("b", (1,), 2)) == [Event("d", (1,), 1, 2)]
     assert restored.push(Event.at("b", (1,), 3)) == []
+
+
+def test_recursion_through_the_second_operand_is_refused_at_load_time(tmp_path: Path) -> None:
+    # Whether a pair holds depends on the second operand's earlier occurrences, as a negation
+    # does: d may not be read there through e.
+    rules = tmp_path / "loop.event"
+    rules.write_text("d(X) <- a(X) FORALL_SEQ e(X).\ne(X) <- b(X) OR (d(X) SEQ c(X)).\n")
+    with pytest.raises(RuleCompileError) as info:
+        Engine(rules)
+    assert str(info.value).splitlines() == [
+        f"{rules}:1:1: FORALL_SEQ's second operand through recursion: d -> e -> d",
+        "    d(X) <- a(X) FORALL_SEQ e(X).",
+        "    ^",
+    ]
+
+
+def test_recursion_through_the_first_operand_is_allowed() -> None:
+    # a d ending before a b waits for it: b takes every waiting one, those of d included
+    rules = "d(X) <- (a(X) OR d(X)) FORALL_SEQ b(X)."
+    stream = [Event.at("a", (1,), 1), Event.at("b", (1,), 2), Event.at("b", (1,), 3)]
+    expected = [Event("d", (1,), 1, 2), Event("d", (1,), 1, 3)]
+    assert _detect(rules, stream) == expected
+    assert derive(load_rules(rules), stream) == set(expected)
 
 
 def test_the_operational_reference_leaves_it_to_the_declarative_one() -> None:
