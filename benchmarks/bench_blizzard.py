@@ -34,7 +34,8 @@ from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import DEFAULT_START, Storm, simulate
 from connectors.mesowest.knowledge import open_knowledge, prepare_knowledge
 from connectors.mesowest.rules import DEFINITIONS
-from connectors.mesowest.station import Station, load_stations
+from connectors.mesowest.station import load_stations
+from connectors.stations.table import Station
 from reasoner.knowledge.builtins import geo_distance_km
 from reasoner.language.ast import EventRule, Program
 from reasoner.runtime.engine import Engine

@@ -39,7 +39,7 @@ from bench_blizzard import storm_systems
 
 from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import simulate
-from connectors.mesowest.station import Station
+from connectors.stations.table import Station, to_metres
 from reasoner.knowledge.builtins import geo_distance_km
 from reasoner.language.loader import load_rules
 from reasoner.language.parser import parse
@@ -65,7 +65,7 @@ def synthetic_stations(count: int, rng: random.Random) -> list[Station]:
             f"Station {i}",
             rng.uniform(37, 47),
             rng.uniform(-121, -103),
-            rng.uniform(2000, 9000),
+            to_metres(rng.uniform(2000, 9000), "ft"),
         )
         for i in range(count)
     ]

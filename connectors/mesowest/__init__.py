@@ -2,8 +2,9 @@
 
 from connectors.mesowest.generator import GeneratorError, Storm, generate, simulate
 from connectors.mesowest.reader import NONE, SENSOR_READING, MesoWestFile, read_mesowest
-from connectors.mesowest.station import SHIPPED_STATIONS, Station, load_stations
+from connectors.mesowest.station import SHIPPED_STATIONS, load_stations
 from connectors.mesowest.writer import write_mesowest
+from connectors.stations.table import Station
 
 __all__ = [
     "NONE",

@@ -27,10 +27,10 @@ from connectors.mesowest.plots import map_figure, timeline_figure
 from connectors.mesowest.reader import MesoWestFile
 from connectors.mesowest.replay import Replay, replay
 from connectors.mesowest.rules import DEFAULT_DEFINITION, blizzard_program
-from connectors.mesowest.station import Station
 from connectors.mesowest.tables import PlaceRow, place_rows, report
 from connectors.shipped import shipped
 from connectors.spark.build import DEFAULT_NEIGHBOUR_KM, DEFAULT_RADIUS_KM
+from connectors.stations.table import Station
 from reasoner.errors import ReasonerError
 from reasoner.server.config import LOOPBACK
 

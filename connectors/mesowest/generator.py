@@ -35,8 +35,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from connectors.mesowest.reader import NONE, SENSOR_READING
-from connectors.mesowest.station import Station, load_stations
+from connectors.mesowest.station import load_stations
 from connectors.mesowest.writer import write_mesowest
+from connectors.stations.table import Station, metres_to_feet
 from reasoner.errors import ReasonerError
 from reasoner.runtime.events import Event
 from reasoner.values import Value
@@ -99,7 +100,7 @@ def simulate(
         Readings in time order, in °F, %, mph, mph, miles, condition text, inches.
 
     Example:
-        >>> s = Station("KXYZ", "Test", 40.0, -111.0, 4500.0, "UT")
+        >>> s = Station("KXYZ", "Test", 40.0, -111.0, 1371.6, "UT")
         >>> len(list(simulate(s, days=1, seed=1)))
         72
     """
@@ -108,7 +109,8 @@ def simulate(
     step = interval_minutes * 60
     steps = int(days * 86400 // step)
     first = start.timestamp()
-    climate = 44 - 3.0 * (station.elevation or 0) / 1000 - 1.2 * (station.lat - 40)
+    feet = 0.0 if station.elevation is None else metres_to_feet(station.elevation)
+    climate = 44 - 3.0 * feet / 1000 - 1.2 * (station.lat - 40)
     temp_memory = math.exp(-step / (36 * 3600))
     wind_memory = math.exp(-step / (6 * 3600))
     anomaly = rng.gauss(0, 6)

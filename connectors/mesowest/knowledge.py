@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from connectors.mesowest.rules import blizzard_program
-from connectors.mesowest.station import Station
 from connectors.shipped import shipped
 from connectors.spark.build import (
     DEFAULT_NEIGHBOUR_KM,
@@ -33,8 +32,7 @@ from connectors.spark.build import (
     fingerprints,
     read_manifest,
 )
-from connectors.stations import Station as TableStation
-from connectors.stations import write_station_csv
+from connectors.stations.table import Station, write_station_csv
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 
@@ -42,7 +40,6 @@ from reasoner.knowledge.snapshot import KnowledgeBase
 SHIPPED_GEONAMES = shipped("data", "geonames", "US-mountain-cities15000.txt")
 #: The weather ontology the station descriptions use (stations, sensors, observations).
 SHIPPED_ONTOLOGY = shipped("ontologies", "weather.ttl")
-_METRES_PER_FOOT = 0.3048
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,30 +51,23 @@ class PreparedKnowledge:
 
 
 def write_station_table(stations: Iterable[Station], path: str | Path) -> Path:
-    """Write MesoWest stations as a pipeline station table (``id,name,lat,lon,elevation,state``).
+    """Write stations as a pipeline station table (``id,name,lat,lon,elevation,state``).
 
     Args:
-        stations: stations as MesoWest headers give them (elevation in feet).
+        stations: the stations.
         path: the CSV file to write.
     Returns:
-        the path; elevations are converted to metres (rounded to 0.1 m).
+        the path; the stations are sorted by id, elevations rounded to 0.1 m.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "s.csv")
-    >>> _ = write_station_table([Station("KXYZ", "X", 40.0, -111.0, 1000.0, "UT")], path)
+    >>> _ = write_station_table([Station("KXYZ", "X", 40.0, -111.0, 304.8012, "UT")], path)
     >>> with open(path) as table:
     ...     table.read().splitlines()[1]
     'KXYZ,X,40.0,-111.0,304.8,UT'
     """
     rows = [
-        TableStation(
-            s.id,
-            s.name,
-            s.lat,
-            s.lon,
-            None if s.elevation is None else round(s.elevation * _METRES_PER_FOOT, 1),
-            s.state,
-        )
+        replace(s, elevation=None if s.elevation is None else round(s.elevation, 1))
         for s in sorted(stations, key=lambda s: s.id)
     ]
     write_station_csv(rows, path)

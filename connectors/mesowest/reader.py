@@ -38,8 +38,8 @@ from connectors.events.rejects import (
     log_rejected,
 )
 from connectors.events.times import iso_to_epoch
-from connectors.mesowest.station import Station
 from connectors.mesowest.units import Converter, converter, identity, known_units
+from connectors.stations.table import Station, metres_to_feet, to_metres
 from reasoner.runtime.events import Event
 from reasoner.values import Value
 
@@ -62,7 +62,6 @@ _FIELDS: dict[str, tuple[int, str | None]] = {
 _CONDITION = 5
 _COLUMN = re.compile(r"(?P<base>[a-z_]+?)_set_\d+d?")
 _HEADER = re.compile(r"#\s*(?P<key>[A-Za-z ]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*:\s*(?P<value>.*)")
-_FEET_PER = {"ft": 1.0, "feet": 1.0, "m": 1 / 0.3048, "meters": 1 / 0.3048}
 
 
 class MesoWestFile:
@@ -136,8 +135,10 @@ class MesoWestFile:
             elevation: float | None = None
             if meta.get("ELEVATION", ("", None))[0]:
                 value, unit = meta["ELEVATION"]
-                elevation = round(float(value) * _FEET_PER[(unit or "ft").strip().lower()], 1)
-        except (ValueError, KeyError) as exc:
+                metres = to_metres(float(value), (unit or "ft").strip().lower())
+                # kept to 0.1 ft, as MesoWest gives it: a written file reads back equal
+                elevation = to_metres(round(metres_to_feet(metres), 1), "ft")
+        except ValueError as exc:
             raise self._fail(1, f"bad station position or elevation in header: {exc}") from exc
         ident = meta["STATION"][0]
         return Station(

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from connectors.events.pace import paced
 from connectors.events.rejects import Rejected
 from connectors.mesowest.reader import MesoWestFile, read_mesowest
-from connectors.mesowest.station import Station
+from connectors.stations.table import Station
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.loader import Rules
 from reasoner.runtime.engine import Engine

@@ -9,8 +9,8 @@ from typing import TextIO
 
 from connectors.events.times import epoch_to_iso
 from connectors.mesowest.reader import NONE, SENSOR_READING
-from connectors.mesowest.station import Station
 from connectors.mesowest.units import CANONICAL
+from connectors.stations.table import Station, metres_to_feet
 from reasoner.runtime.events import Event
 from reasoner.values import Value
 
@@ -55,7 +55,7 @@ def write_mesowest(target: str | Path | TextIO, station: Station, readings: Iter
     Example:
         >>> import io
         >>> out = io.StringIO()
-        >>> s = Station("KXYZ", "Test", 40.0, -111.0, 4200, "UT")
+        >>> s = Station("KXYZ", "Test", 40.0, -111.0, 1280.16, "UT")
         >>> write_mesowest(out, s, [Event.at("sensor_reading",
         ...     ("KXYZ", 1610236800, 20.5, 80, 12, "none", 0.5, "snow", 0.02), 1610236800)])
         1
@@ -72,7 +72,7 @@ def _write(out: TextIO, station: Station, readings: Iterable[Event]) -> int:
     out.write(f"# STATION: {station.id}\n# STATION NAME: {station.name}\n")
     out.write(f"# LATITUDE: {station.lat}\n# LONGITUDE: {station.lon}\n")
     if station.elevation is not None:
-        out.write(f"# ELEVATION [ft]: {_cell(station.elevation)}\n")
+        out.write(f"# ELEVATION [ft]: {_cell(metres_to_feet(station.elevation))}\n")
     if station.state:
         out.write(f"# STATE: {station.state}\n")
     rows = csv.writer(out, lineterminator="\n")

@@ -1,8 +1,11 @@
-"""Weather-station tables: CSV files with the columns ``id,name,lat,lon,elevation,state``.
+"""Weather stations and their tables: CSV files of ``id,name,lat,lon,elevation,state``.
 
-``elevation`` is in metres (empty when unknown); ``state`` is the two-letter US state (or any
-region code). Station ids become part of IRIs, so they are restricted to letters, digits,
-``_`` and ``-`` (ICAO ids such as ``KSLC`` and MesoWest ids such as ``UTALP`` qualify).
+A :class:`Station`'s elevation is in metres. A table gives it in metres (the knowledge
+pipeline's tables) or in feet (MesoWest's, ``data/mesowest/stations.csv``), empty when unknown;
+:func:`to_metres` and :func:`metres_to_feet` are the only conversions. ``state`` is the
+two-letter US state (or any region code). Station ids become part of IRIs, so they are
+restricted to letters, digits, ``_`` and ``-`` (ICAO ids such as ``KSLC`` and MesoWest ids such
+as ``UTALP`` qualify).
 """
 
 from __future__ import annotations
@@ -20,18 +23,53 @@ from reasoner.errors import KnowledgeError
 STATION_COLUMNS: tuple[str, ...] = ("id", "name", "lat", "lon", "elevation", "state")
 
 _ID = re.compile(r"[A-Za-z0-9_-]+")
+#: Metres in an international foot.
+METRES_PER_FOOT = 0.3048
+_METRES_PER_UNIT = {"m": 1.0, "meters": 1.0, "ft": METRES_PER_FOOT, "feet": METRES_PER_FOOT}
 
 
 @dataclass(frozen=True, slots=True)
 class Station:
-    """One weather station: identifier, name, WGS84 position, elevation in metres, state."""
+    """One weather station: id (e.g. ``"KSLC"``), name, WGS84 position in degrees, elevation
+    in metres (``None`` when unknown), state."""
 
     id: str
     name: str
     lat: float
     lon: float
-    elevation: float | None
-    state: str
+    elevation: float | None = None
+    state: str = ""
+
+
+def to_metres(value: float, unit: str) -> float:
+    """An elevation in metres.
+
+    Args:
+        value: the elevation in ``unit``.
+        unit: ``m``, ``meters``, ``ft`` or ``feet``.
+    Returns:
+        the elevation in metres (unchanged for ``m``).
+    Raises:
+        ValueError: for another unit.
+
+    >>> to_metres(1000.0, "ft")
+    304.8
+    """
+    if unit not in _METRES_PER_UNIT:
+        raise ValueError(
+            f"unknown elevation unit {unit!r} (expected one of {list(_METRES_PER_UNIT)})"
+        )
+    return value * _METRES_PER_UNIT[unit]
+
+
+def metres_to_feet(metres: float) -> float:
+    """An elevation in feet, rounded to a millionth of a foot: feet read with up to six
+    decimals come back exactly through :func:`to_metres`.
+
+    >>> metres_to_feet(to_metres(4230.9, "ft"))
+    4230.9
+    """
+    return round(metres / METRES_PER_FOOT, 6)
 
 
 def check_station_id(station_id: str, where: str) -> str:
@@ -65,14 +103,15 @@ def _coordinate(text: str, low: float, high: float, what: str, where: str) -> fl
     return value
 
 
-def parse_row(row: dict[str, str], where: str) -> Station:
+def parse_row(row: dict[str, str], where: str, elevation_unit: str = "m") -> Station:
     """Turn one CSV row (a dict keyed by :data:`STATION_COLUMNS`) into a :class:`Station`.
 
     Args:
         row: the row, as ``csv.DictReader`` gives it.
         where: ``file:line`` for error messages.
+        elevation_unit: the unit of the row's elevation (see :func:`to_metres`).
     Returns:
-        the station.
+        the station, its elevation in metres.
     Raises:
         KnowledgeError: for a bad id, coordinates out of range or a non-numeric elevation.
 
@@ -82,7 +121,7 @@ def parse_row(row: dict[str, str], where: str) -> Station:
     """
     elevation_text = (row.get("elevation") or "").strip()
     try:
-        elevation = float(elevation_text) if elevation_text else None
+        elevation = to_metres(float(elevation_text), elevation_unit) if elevation_text else None
     except ValueError:
         raise KnowledgeError(f"{where}: elevation {elevation_text!r} is not a number") from None
     return Station(
@@ -95,13 +134,14 @@ def parse_row(row: dict[str, str], where: str) -> Station:
     )
 
 
-def read_station_csv(path: str | os.PathLike[str]) -> list[Station]:
+def read_station_csv(path: str | os.PathLike[str], *, elevation_unit: str = "m") -> list[Station]:
     """Read a station table.
 
     Args:
         path: a CSV file with the header ``id,name,lat,lon,elevation,state``.
+        elevation_unit: the unit of its elevation column: ``m`` (default) or ``ft``.
     Returns:
-        the stations in file order.
+        the stations in file order, elevations in metres.
     Raises:
         KnowledgeError: for a missing file or column, a malformed row (with its line) or a
             duplicate id.
@@ -116,7 +156,9 @@ def read_station_csv(path: str | os.PathLike[str]) -> list[Station]:
             missing = [c for c in STATION_COLUMNS if c not in (reader.fieldnames or ())]
             if missing:
                 raise KnowledgeError(f"{file}:1: station table lacks columns {missing}")
-            stations = [parse_row(row, f"{file}:{reader.line_num}") for row in reader]
+            stations = [
+                parse_row(row, f"{file}:{reader.line_num}", elevation_unit) for row in reader
+            ]
     except OSError as e:
         raise KnowledgeError(f"{file}: cannot read station table: {e}") from e
     check_unique(stations, str(file))
@@ -142,7 +184,7 @@ def check_unique(stations: Iterable[Station], where: str) -> None:
 
 
 def write_station_csv(stations: Iterable[Station], path: str | os.PathLike[str]) -> None:
-    """Write stations in the format :func:`read_station_csv` reads.
+    """Write stations in the format :func:`read_station_csv` reads (elevation in metres).
 
     Args:
         stations: the stations.

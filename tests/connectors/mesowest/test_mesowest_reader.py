@@ -38,7 +38,9 @@ def test_si_units_are_converted_and_metadata_exposed(tmp_path: Path) -> None:
         "KXYZ,2021-01-10T06:00:00Z,-10,85,20,40,0.2,71,2.54\n",
     )
     reader = MesoWestFile(path)
-    assert reader.station == Station("KXYZ", "Test station KXYZ", 40.5, -111.5, 3280.8, "UT")
+    assert reader.station == Station(
+        "KXYZ", "Test station KXYZ", 40.5, -111.5, 3280.8 * 0.3048, "UT"
+    )
     assert list(reader) == [
         Event(
             "sensor_reading",
@@ -61,7 +63,7 @@ def test_other_units_and_column_order(tmp_path: Path) -> None:
         unit="ft",
     )
     reader = MesoWestFile(path)
-    assert reader.station.elevation == 5000
+    assert reader.station.elevation == 1524.0  # 5000 ft
     [event] = list(reader)
     # No humidity, gust or precipitation columns: those values are 'none'.
     assert event.args == ("KABC", event.end, 32.0, "none", 35.0, "none", 0.25, "heavy snow", "none")

@@ -6,13 +6,13 @@ from matplotlib.collections import LineCollection
 
 from connectors.mesowest.plots import map_figure, state_borders
 from connectors.mesowest.replay import Replay
-from connectors.mesowest.station import Station
+from connectors.stations.table import Station
 
 
 def test_map_has_the_state_borders_and_keeps_the_stations_view() -> None:
     stations = {
-        "KSLC": Station("KSLC", "Salt Lake City", 40.79, -111.98, 4231.0, "UT"),
-        "KEVW": Station("KEVW", "Evanston", 41.27, -111.03, 7143.0, "WY"),
+        "KSLC": Station("KSLC", "Salt Lake City", 40.79, -111.98, 1289.6, "UT"),
+        "KEVW": Station("KEVW", "Evanston", 41.27, -111.03, 2177.2, "WY"),
     }
     ax = map_figure(Replay(stations), areas=[]).axes[0]
     borders = [c for c in ax.collections if isinstance(c, LineCollection)]

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.stations import read_station_csv, read_station_rdf, write_station_csv
+from connectors.stations import read_station_csv, write_station_csv
+from connectors.stations.lsd import read_station_rdf
 from connectors.stations.synthetic import synthetic_stations, write_synthetic_stations
 from reasoner.errors import KnowledgeError
 
