@@ -62,7 +62,8 @@ def _add_generate(commands: Any) -> None:
         "--station-table",
         type=Path,
         default=SHIPPED_STATIONS,
-        help="CSV with id,name,lat,lon,elevation,state (default: the shipped table)",
+        help="CSV with id,name,lat,lon,elevation,state, elevation in feet (default: the shipped "
+        "table)",
     )
     generate_parser.add_argument("--days", type=float, default=3.0, help="days to cover")
     generate_parser.add_argument("--seed", type=int, default=0, help="random seed")
