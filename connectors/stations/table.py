@@ -121,7 +121,7 @@ def parse_row(row: dict[str, str], where: str, elevation_unit: str = "m") -> Sta
     """
     elevation_text = (row.get("elevation") or "").strip()
     try:
-        elevation = to_metres(float(elevation_text), elevation_unit) if elevation_text else None
+        elevation = float(elevation_text) if elevation_text else None
     except ValueError:
         raise KnowledgeError(f"{where}: elevation {elevation_text!r} is not a number") from None
     return Station(
@@ -129,7 +129,7 @@ def parse_row(row: dict[str, str], where: str, elevation_unit: str = "m") -> Sta
         name=(row.get("name") or "").strip(),
         lat=_coordinate(row.get("lat") or "", -90.0, 90.0, "latitude", where),
         lon=_coordinate(row.get("lon") or "", -180.0, 180.0, "longitude", where),
-        elevation=elevation,
+        elevation=None if elevation is None else to_metres(elevation, elevation_unit),
         state=(row.get("state") or "").strip(),
     )
 
