@@ -24,6 +24,7 @@ from reasoner.language.ast import (
 )
 from reasoner.language.check import bound_variables
 from reasoner.language.operators import OPERATORS as OPERATOR_RECORDS
+from reasoner.language.parser import parse
 from reasoner.runtime.events import Event
 
 # Every operator of the registry, so that a new one is tested against the reference at once.
@@ -227,3 +228,45 @@ def keyed_streams(draw: st.DrawFn) -> list[Event]:
         args = (draw(st.integers(1, 4)), draw(st.sampled_from([1, 2])))
         events.append(Event(name, args, start, end))
     return sorted(events, key=lambda e: e.end)
+
+
+#: Static rules for WHERE conditions: answered on demand (comparisons, negation, a
+#: disjunction), materialised (recursion over facts), or both in one body.
+STATIC_RULES = """
+low(X) :- X < 2.
+one(1).
+notone(X) :- \\+ one(X).
+lt(X, Y) :- X < Y.
+step(0, 1). step(1, 2).
+reach(X, Y) :- step(X, Y).
+reach(X, Z) :- step(X, Y), reach(Y, Z).
+mix(X, Y) :- reach(X, Y), \\+ low(Y) ; X =:= Y.
+"""
+#: The same predicates computed directly, over every value a stream's events and WHERE
+#: bindings reach (the arguments are 1 and 2, bindings add 0 or 1, constants are 0 to 2).
+_VALUES = range(-1, 6)
+_REACH = {(0, 1), (1, 2), (0, 2)}
+STATIC_ANSWERS: dict[str, set[tuple[int, ...]]] = {
+    "low": {(x,) for x in _VALUES if x < 2},
+    "notone": {(x,) for x in _VALUES if x != 1},
+    "lt": {(x, y) for x in _VALUES for y in _VALUES if x < y},
+    "reach": _REACH,
+    "mix": {(x, y) for x in _VALUES for y in _VALUES if (x, y) in _REACH and y >= 2 or x == y},
+}
+
+
+@st.composite
+def knowledge_programs(draw: st.DrawFn) -> Program:
+    """:func:`programs` whose rules have a WHERE calling one of :data:`STATIC_RULES` (when
+    their pattern binds a variable)."""
+    rules = []
+    for rule in draw(programs()).event_rules:
+        bound = sorted(bound_variables(rule.body))
+        if bound:
+            name = draw(st.sampled_from(sorted(STATIC_ANSWERS)))
+            arity = len(next(iter(STATIC_ANSWERS[name])))
+            values = st.sampled_from([*map(Var, bound), Number(0), Number(2)])
+            args = draw(st.lists(values, min_size=arity, max_size=arity))
+            rule = EventRule(rule.head, Where(rule.body, Compound(name, tuple(args))))
+        rules.append(rule)
+    return Program((*rules, *parse(STATIC_RULES).statements))
