@@ -281,7 +281,7 @@ class ParallelEngine:
                 self._counts["rejected"] += 1
                 raise EventError(reason, event)
         self._counts["events_in"] += 1
-        self._now = end
+        self._now = event[3]
         self._chunk.append(event)
         return self._cycle() if len(self._chunk) >= self._batch else []
 

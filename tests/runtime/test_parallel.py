@@ -358,6 +358,20 @@ def test_push_many_refuses_what_push_refuses_and_takes_the_rest() -> None:
             assert (stats.events_in, stats.rejected) == (len(good), 3)
 
 
+def test_events_of_an_event_subclass_are_taken_as_by_the_engine() -> None:
+    # (a Detection fails the common case's inline check; the full check takes it)
+    rules = "c(X) <- a(X) SEQ b(X)."
+    stream = [Detection("a", (1,), 1, 1), Event.at("b", (1,), 2), Detection("b", (1,), 3, 3)]
+    expected = event_order(Engine(rules).run(stream))
+    assert expected == [Event("c", (1,), 1, 2), Event("c", (1,), 1, 3)]
+    with ParallelEngine(rules, workers=2) as engine:
+        assert [d for e in stream for d in engine.push(e)] + engine.flush() == expected
+        assert engine.now == 3
+    with ParallelEngine(rules, workers=2) as engine:
+        assert engine.push_many(stream) == ([], [])
+        assert engine.flush() == expected
+
+
 def test_run_raises_at_the_first_refused_event_having_taken_those_before() -> None:
     rules = "c(X) <- a(X) SEQ b(X)."
     stream = [Event.at("a", (1,), 1), Event.at("b", (1,), 2), Event.at("b", (1,), 1)]
