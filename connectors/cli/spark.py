@@ -2,8 +2,8 @@
 
 ``reasoner spark replay RULES... --events PATH... [--format F] --out DIR
 [--out-format jsonl|parquet] [--master URL] [--knowledge PATH | --store DIR] [--policy P]
-[--tie-break B] [--lateness T] [--max-span T] [--provenance]``: replays an archive (files or
-folders) through the rules on Spark and writes ``DIR/detections.jsonl`` (or
+[--tie-break B] [--lateness T] [--max-span T] [--provenance] [--explain]``: replays an archive
+(files or folders) through the rules on Spark and writes ``DIR/detections.jsonl`` (or
 ``DIR/detections.parquet``), equal to ``reasoner run --workers N``'s output, and
 ``DIR/rejects.jsonl``: every skipped line with its file, line and reason.
 
@@ -96,6 +96,12 @@ def _add_replay(actions: Any) -> None:
         "--provenance",
         action="store_true",
         help="write with each detection the input events it was built from",
+    )
+    output.add_argument(
+        "--explain",
+        action="store_true",
+        help="write with each detection its derivation, as reasoner run --explain (implies "
+        "--provenance)",
     )
     add_master_option(p.add_argument_group("spark"))
     p.set_defaults(handler=replay)
@@ -274,6 +280,7 @@ def replay(args: argparse.Namespace) -> int:
         "tie_break": args.tie_break,
         "max_span": args.max_span,
         "provenance": args.provenance,
+        "explain": args.explain,
     }
     knowledge = _knowledge(args, program)
     spark = get_session(master=args.master)

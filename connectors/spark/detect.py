@@ -18,6 +18,7 @@ from typing import Any
 
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, dump
+from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.stages import StageEngine
@@ -96,6 +97,12 @@ def detect(
     engine.restore(blank if state is None else state)
     derived = run_batch(engine, events, until)
     return derived, engine.snapshot() if keep_state else None
+
+
+def derivations(stage: Stage) -> checkpoint.Derivations | None:
+    """The rules that read the derivations :func:`detect` writes on the detections of an
+    explaining stage (None: the stage does not explain)."""
+    return checkpoint.Derivations.of(_engine(stage)[0])
 
 
 def next_timer(stage: Stage) -> Any:

@@ -45,13 +45,14 @@ from typing import IO, TYPE_CHECKING, Any
 from connectors.events.inputs import open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Stage, detect
+from connectors.spark.detect import Stage, derivations, detect
 from connectors.spark.runs import formatted_run, merge_runs
 from reasoner.aside import write_aside
 from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
+from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
 from reasoner.runtime.parallel import run_global
@@ -125,7 +126,7 @@ def replay(
         runs: a folder (created, and removed by :meth:`Replay.close`) where the keyed stage
             writes its sorted runs of detections; on a cluster, a path every executor and the
             driver see.
-        options: the engine options (policy, tie_break, max_span, provenance).
+        options: the engine options (policy, tie_break, max_span, provenance, explain).
         lateness: as ``reasoner run --lateness``.
         knowledge: the static knowledge (None: the program's facts and Horn rules). The
             global stage uses it in the driver; its derived facts and rules are shipped once to
@@ -182,7 +183,6 @@ def replay(
     stage_options = {**options, "lateness": 0}
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
-    derived: list[Derived] = []
     if partitioning.partitioned:
         log("running the keyed rules per key")
         shipped, version = ship_knowledge(sc, knowledge)
@@ -199,8 +199,6 @@ def replay(
         sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
         if admitted is not None:
             admitted.unpersist()
-        for path in sorted(runs.glob("derived-*")):
-            derived += [(seq, [revive(d) for d in ds], p) for seq, ds, p in _chunks(path)]
     found: list[tuple[Any, str]] = []
     if partitioning.remainder:
         log("running the global rules in the driver")
@@ -221,6 +219,12 @@ def replay(
             engine = GlobalStage(
                 program, partitioning.remainder, knowledge=knowledge, **global_options
             )
+            rules = _derivations(program, partitioning.keyed, engine, stage_options)
+            derived: list[Derived] = []
+            for path in sorted(runs.glob("derived-*")):
+                derived += [
+                    (seq, [revive(d, rules) for d in ds], p) for seq, ds, p in _chunks(path)
+                ]
             detections += run_global(engine, raw, derived, reads)
         if not feeds:
             push = engine.push
@@ -240,6 +244,20 @@ def replay(
     )
 
 
+def _derivations(
+    program: Program, keyed: tuple[int, ...], engine: Engine, options: dict[str, Any]
+) -> Derivations | None:
+    """With ``explain``: the rules that read the keyed stage's derivations (its rules first,
+    at the places the executors name them) and the global stage's, as
+    :class:`~reasoner.runtime.parallel.ParallelEngine` reads its workers'."""
+    if not options.get("explain"):
+        return None
+    copy = StageEngine(
+        program, keyed, marking=False, knowledge=engine._runtime.knowledge, **options
+    )
+    return Derivations.of(copy, engine)
+
+
 def ship_knowledge(
     sc: SparkContext, knowledge: Knowledge | None
 ) -> tuple[Callable[[], Knowledge] | None, str]:
@@ -256,8 +274,8 @@ def ship_knowledge(
 def write_parquet(lines: Iterable[str], path: Path, iso: bool) -> int:
     """Write detections, given as JSON lines, as one Parquet file in their order: columns
     ``name``, ``args`` (the JSON array of ``reasoner run``'s output), ``start``, ``end``
-    (numbers, or ISO-8601 text when ``iso``) and ``sources`` (JSON, with provenance; else
-    null). Returns how many were written."""
+    (numbers, or ISO-8601 text when ``iso``), ``sources`` (JSON, with provenance; else null)
+    and ``why`` (JSON, with explain; else null). Returns how many were written."""
     import json
 
     import pyarrow as pa
@@ -271,6 +289,7 @@ def write_parquet(lines: Iterable[str], path: Path, iso: bool) -> int:
             ("start", time),
             ("end", time),
             ("sources", pa.string()),
+            ("why", pa.string()),
         ]
     )
     count = 0
@@ -285,6 +304,10 @@ def write_parquet(lines: Iterable[str], path: Path, iso: bool) -> int:
                 "end": [r["end"] for r in records],
                 "sources": [
                     json.dumps(r["sources"], separators=(",", ":")) if "sources" in r else None
+                    for r in records
+                ],
+                "why": [
+                    json.dumps(r["why"], separators=(",", ":")) if "why" in r else None
                     for r in records
                 ],
             }
@@ -487,6 +510,7 @@ class _KeyedTask:
         found: list[tuple[Any, ...]] = []
         fed: list[Derived] = []
         reads = self.reads
+        rules = derivations(self.stage)
         for items in groups.values():
             items.sort(key=_end_seq)
             derived, _ = detect(self.stage, ((seq, e) for _, seq, e in items), self.until)
@@ -495,7 +519,8 @@ class _KeyedTask:
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
                     fed.append((seq, plain, paths))
         folder = Path(self.runs)
-        _dump(folder / f"run-{index:05d}", formatted_run(map(revive, found), TimeStyle(self.iso)))
+        detections = [revive(d, rules) for d in found]
+        _dump(folder / f"run-{index:05d}", formatted_run(detections, TimeStyle(self.iso)))
         _dump(folder / f"derived-{index:05d}", fed)
         return iter(())
 

@@ -360,3 +360,63 @@ def test_real_srbench_observations_replay_as_reasoner_run(
         "squall": 5,
         "calmAfterGust": 3,
     }
+
+
+# Facts for a WHERE goal, keyed rules (by S) and a global rule fed by them.
+EXPLAINED = """limit(s1, 30).
+limit(s2, 20).
+hot(S, T) <- reading(S, T, V) WHERE limit(S, L), V > L.
+pair(S, T1, T2) <- hot(S, T1) SEQ hot(S, T2).
+both(S1, S2, T) <- pair(S1, _, T) AND pair(S2, _, T) WHERE S1 \\= S2.
+"""
+
+
+def test_explain_writes_what_reasoner_run_workers_explain_writes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    rules = tmp_path / "r.event"
+    rules.write_text(EXPLAINED)
+    events = tmp_path / "e.jsonl"
+    readings = [
+        Event.at("reading", (s, t, v), t)
+        for t in range(6)
+        for s, v in (("s1", 25 + 2 * t), ("s2", 15 + 2 * t))
+    ]
+    events.write_text(
+        "".join(
+            json.dumps({"name": "reading", "args": list(e.args), "time": e.end}) + "\n"
+            for e in readings
+        )
+    )
+    expected = tmp_path / "run.jsonl"
+    status, _ = _reasoner_run(
+        str(rules), "--events", str(events), "--workers", "2", "--explain", "--output",
+        str(expected),
+    )  # fmt: skip
+    assert status == 0
+    out = tmp_path / "out"
+    argv = ["spark", "replay", str(rules), "--events", str(events), "--explain", "--out"]
+    assert main([*argv, str(out)]) == 0
+    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    lines = [json.loads(line) for line in expected.read_text().splitlines()]
+    assert main([*argv, str(tmp_path / "p"), "--out-format", "parquet"]) == 0
+    table = pq.read_table(tmp_path / "p" / "detections.parquet").to_pylist()
+    assert [json.loads(r["why"]) for r in table] == [d["why"] for d in lines]
+    engine = Engine(EXPLAINED)
+    one = event_order(d for e in readings for d in engine.push(e))
+    assert [(d["name"], d["args"], d["start"], d["end"]) for d in lines] == [
+        (d.name, list(d.args), d.start, d.end) for d in one
+    ]
+    # hot at 3, 4, 5 at each station (V > 30, V > 20): pairs (3, 4), (3, 5), (4, 5); both
+    # stations' pairs end together at 4 and (two distinct starts) at 5, in both orders
+    assert [d["name"] for d in lines].count("both") == 6
+    first = next(d for d in lines if d["name"] == "both")
+    assert first["args"] == ["s1", "s2", 4]
+    assert [s["rule"]["at"] for s in first["why"]["from"]] == [f"{rules}:4:1"] * 2
+    hot = first["why"]["from"][0]["from"][0]
+    assert hot["rule"]["at"] == f"{rules}:3:1"
+    assert hot["where"][0]["facts"] == [
+        {"fact": "limit", "args": ["s1", 30], "graph": "asserted", "rule": f"{rules}:1"}
+    ]
