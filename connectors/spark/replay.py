@@ -34,6 +34,7 @@ import heapq
 import math
 import pickle
 import shutil
+import socket
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -196,9 +197,14 @@ def replay(
         )
         admitted = None if places is None else sc.broadcast(places)
         task = _KeyedTask(stage, until, reads or set(), style.iso, str(runs), admitted)
-        sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
+        failed = sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
         if admitted is not None:
             admitted.unpersist()
+        try:
+            check_runs(runs, n, failed)
+        except ReasonerError:
+            shutil.rmtree(runs, ignore_errors=True)
+            raise
     found: list[tuple[Any, str]] = []
     if partitioning.remainder:
         log("running the global rules in the driver")
@@ -489,7 +495,8 @@ class _KeyedTask:
     """The keyed stage of one partition, on an executor: its events grouped by key value,
     each group in stream order through the keyed rules; its detections sorted in the defined
     order, formatted and written as one sorted run (``run-P``), and what the global stage
-    reads written as ``derived-P`` (:data:`~reasoner.runtime.parallel.Derived`)."""
+    reads written as ``derived-P`` (:data:`~reasoner.runtime.parallel.Derived`). Gives
+    nothing, or the error of writing them (:func:`check_runs` reports it)."""
 
     stage: Stage
     until: Any
@@ -498,7 +505,7 @@ class _KeyedTask:
     runs: str
     places: Broadcast[dict[int, int]] | None  # admitted events' places (None: all, by seq)
 
-    def __call__(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[None]:
+    def __call__(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[str]:
         places = None if self.places is None else self.places.value
         groups: dict[Any, list[tuple[Any, int, Event]]] = {}
         for _, seq, event, key in records:
@@ -520,8 +527,11 @@ class _KeyedTask:
                     fed.append((seq, plain, paths))
         folder = Path(self.runs)
         detections = [revive(d, rules) for d in found]
-        _dump(folder / f"run-{index:05d}", formatted_run(detections, TimeStyle(self.iso)))
-        _dump(folder / f"derived-{index:05d}", fed)
+        try:
+            _dump(folder / f"run-{index:05d}", formatted_run(detections, TimeStyle(self.iso)))
+            _dump(folder / f"derived-{index:05d}", fed)
+        except OSError as error:  # (the driver says what it means: check_runs)
+            return iter((f"on {socket.gethostname()}: {error}",))
         return iter(())
 
 
@@ -530,6 +540,29 @@ def _end_seq(item: tuple[Any, int, Event]) -> tuple[Any, int]:
 
 
 # ---------------------------------------------------------------------- runs
+
+
+def check_runs(runs: Path, n: int, failed: list[str]) -> None:
+    """Check that the keyed stage's ``n`` tasks wrote their runs where the driver reads them
+    (``failed``: the tasks' errors on writing).
+
+    Raises:
+        ReasonerError: naming the folder, what is missing and the need for a shared folder.
+    """
+    names = [f"{kind}-{i:05d}" for i in range(n) for kind in ("run", "derived")]
+    missing = [name for name in names if not (runs / name).is_file()]
+    if not failed and not missing:
+        return
+    what = (
+        f"an executor could not write there ({failed[0]})"
+        if failed
+        else f"{len(missing)} of the {len(names)} files the executors wrote are not there "
+        f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
+    )
+    raise ReasonerError(
+        f"{runs}: {what}: on a cluster, --out must be a folder the driver and every executor "
+        "see (a shared file system), as the executors write their sorted runs under it"
+    )
 
 
 def _dump(path: Path, items: list[Any]) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -22,7 +24,7 @@ from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import Storm, generate
 from connectors.spark.replay import Archive, replay
-from reasoner.errors import RuleCompileError
+from reasoner.errors import ReasonerError, RuleCompileError
 from reasoner.language.ast import Program
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -420,3 +422,53 @@ def test_explain_writes_what_reasoner_run_workers_explain_writes(
     assert hot["where"][0]["facts"] == [
         {"fact": "limit", "args": ["s1", 30], "graph": "asserted", "rule": f"{rules}:1"}
     ]
+
+
+def test_an_executor_that_cannot_write_the_runs_folder_is_reported(tmp_path: Path) -> None:
+    from connectors.spark.detect import Stage
+    from connectors.spark.replay import _KeyedTask, check_runs
+    from reasoner.language.loader import load_rules
+
+    options = {"policy": "unrestricted", "tie_break": "longer", "max_span": None}
+    stage = Stage(load_rules("c(K, X) <- a(K, X)."), tuple(sorted(options.items())))
+    absent = tmp_path / "absent"  # (the driver's folder, not on this executor)
+    task = _KeyedTask(stage, 1, set(), False, str(absent), None)
+    [failed] = task(0, [(0, 0, Event.at("a", ("k", 1), 1), "k")])
+    written = re.escape(str(absent / ".run-00000.")) + "[0-9a-f]+"  # (written aside)
+    host = re.escape(socket.gethostname())
+    assert re.fullmatch(f"on {host}: \\[Errno 2\\] No such file or directory: '{written}'", failed)
+    with pytest.raises(ReasonerError) as error:
+        check_runs(absent, 1, [failed])
+    assert str(error.value) == (
+        f"{absent}: an executor could not write there ({failed}): on a cluster, --out must be "
+        "a folder the driver and every executor see (a shared file system), as the executors "
+        "write their sorted runs under it"
+    )
+
+
+def test_runs_the_driver_cannot_see_are_reported_with_the_folder(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    # An executor of a cluster writes --out on its own disk: the driver finds no file there.
+    context = type(spark.sparkContext)
+    run_job = context.runJob
+    out = tmp_path / "out"
+
+    def elsewhere(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        found = run_job(self, *args, **kwargs)
+        (out / "_runs" / "run-00001").unlink(missing_ok=True)
+        return found
+
+    monkeypatch.setattr(context, "runJob", elsewhere)
+    rules = tmp_path / "r.event"
+    rules.write_text("c(K, X, Y) <- a(K, X) SEQ a(K, Y).\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text('{"name":"a","args":["x",1],"time":1}\n')
+    argv = ["spark", "replay", str(rules), "--events", str(events), "--out", str(out)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"reasoner: {out / '_runs'}: 1 of the 4 files the executors wrote are not there "
+        "(run-00001): on a cluster, --out must be a folder the driver and every executor see "
+        "(a shared file system), as the executors write their sorted runs under it"
+    )
+    assert not (out / "_runs").exists()
