@@ -25,8 +25,13 @@ with lists and linear scans only:
 * identical events of one time point count once; time points fire when the stream reaches
   them, before the events of that time.
 
-Aggregates and FORALL_SEQ (which consumes the same way under every policy: the
-declarative reference defines it) are not covered (:func:`run` rejects them).
+* ``p1 FORALL_SEQ p2`` is its own policy, the same under every one: an arriving ``p2``
+  occurrence takes every waiting ``p1`` occurrence with the same join key that ends before it
+  starts (they wait no more), together with those that ``p2`` occurrences ending at the same
+  time took, and combines with each of them, oldest first. Conditions on ``p2`` or on the
+  pair are decided after the taking (those on ``p1`` alone before it waits).
+
+Aggregates are not covered (:func:`run` rejects them).
 """
 
 from __future__ import annotations
@@ -371,6 +376,40 @@ class _Join(_Node):
 
 
 @dataclass(eq=False)
+class _ForallSeq(_Node):
+    """``p1 FORALL_SEQ p2``: ``waiting`` p1 occurrences in arrival order, and those ``taken``,
+    each with the end of the p2 occurrence that took it."""
+
+    alternative: float
+    number: float
+    shared: tuple[str, ...]
+    admit: _Admit
+    waiting: list[Match] = field(default_factory=list)
+    taken: list[tuple[Time, Match]] = field(default_factory=list)
+
+    def reads(self, side: int) -> Rank:
+        return (self.alternative, self.number, side)
+
+    def receive(self, side: int, occ: Match) -> None:
+        if side == 0:
+            self.waiting.append(occ)
+            return
+        bindings, rs, re = occ
+        key = _key(bindings, self.shared)
+
+        def fits(first: Match) -> bool:
+            return _key(first[0], self.shared) == key and first[2] < rs
+
+        self.taken.extend((re, first) for first in self.waiting if fits(first))
+        self.waiting = [first for first in self.waiting if not fits(first)]
+        for end, first in self.taken:
+            if end == re and fits(first):
+                combined = (_join(first[0], bindings), first[1], re)
+                if self.admit(combined):
+                    self.emit(combined)
+
+
+@dataclass(eq=False)
 class _Guard(_Node):
     """``p CNOT n`` / ``p FNOT n`` (memory: the tightest enclosing window)."""
 
@@ -481,8 +520,16 @@ class _Builder:
                 blocker = self.build(unless, _Scope(scope.window))
                 guard = _Guard(op, self.alternative, self.network.number(), scope.window)
                 return self._parent(guard, [kept, blocker])
-            case Binary("forall_seq"):  # its consumption is the same under every policy
-                raise EngineError("the operational reference does not cover FORALL_SEQ")
+            case Binary("forall_seq", left, right):
+                # what p2 takes does not depend on conditions on it, nor on the pair
+                children = [
+                    self.build(left, _Scope(scope.window, scope.conjuncts)),
+                    self.build(right, _Scope(scope.window)),
+                ]
+                shared = tuple(sorted(bound_variables(left) & bound_variables(right)))
+                number = self.network.number()
+                node = _ForallSeq(self.alternative, number, shared, self._admit(p, scope, True))
+                return self._parent(node, children)
             case Binary(op, left, right):
                 return self._join(op, p, None, left, right, scope)
             case Not(negated, left, right):

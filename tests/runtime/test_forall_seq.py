@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasoner.errors import EngineError, RuleCompileError
+from reasoner.errors import RuleCompileError
 from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -56,14 +56,16 @@ def test_seconds_ending_together_all_take_the_firsts(policy: str, order: tuple[i
         Event.at("c", (9,), 2),
         Event.at("b", (3,), 3),
     ]
-    found = _detect("d(X, Y) <- c(Y) FORALL_SEQ b(X).", stream, policy)
-    assert sorted(found) == [
+    rules = "d(X, Y) <- c(Y) FORALL_SEQ b(X)."
+    expected = [
         Event("d", (1, 7), 0, 2),
         Event("d", (1, 8), 1, 2),
         Event("d", (2, 7), 0, 2),
         Event("d", (2, 8), 1, 2),
         Event("d", (3, 9), 2, 3),
     ]
+    assert sorted(_detect(rules, stream, policy)) == expected
+    assert sorted(run(load_rules(rules), stream, policy=policy)) == expected
 
 
 def test_what_one_end_time_took_is_not_shared_with_another_at_the_same_moment() -> None:
@@ -131,9 +133,24 @@ def test_recursion_through_the_first_operand_is_allowed() -> None:
     assert derive(load_rules(rules), stream) == set(expected)
 
 
-def test_the_operational_reference_leaves_it_to_the_declarative_one() -> None:
-    with pytest.raises(EngineError, match="does not cover FORALL_SEQ"):
-        run(load_rules("d <- a FORALL_SEQ b."), [Event.at("a", (), 1)], policy="recent")
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("unrestricted", [(1, 4), (1, 5), (2, 4), (2, 5)]),
+        # c@4 takes the oldest pair, c@5 the other one
+        ("chronological", [(1, 4), (2, 5)]),
+        # both pairs end at 3: the longer one is the latest, and stays so
+        ("recent", [(1, 4), (1, 5)]),
+    ],
+)
+def test_the_policy_applies_around_it(policy: str, expected: list[tuple[int, int]]) -> None:
+    # a(1)@1 and a(1)@2 both pair with b(1)@3 (under every policy): [1, 3] and [2, 3]; the
+    # rule's policy decides which of them each c(1) after them combines with.
+    rules = "i(X) <- (a(X) FORALL_SEQ b(X)) SEQ c(X)."
+    stream = [Event.at(n, (1,), t) for n, t in [("a", 1), ("a", 2), ("b", 3), ("c", 4), ("c", 5)]]
+    expected_events = [Event("i", (1,), s, e) for s, e in expected]
+    assert sorted(_detect(rules, stream, policy)) == expected_events
+    assert sorted(run(load_rules(rules), stream, policy=policy)) == expected_events
 
 
 RULES = """
@@ -142,19 +159,33 @@ e(X) <- (a(X) SEQ c(X)) FORALL_SEQ b(X).
 f <- (a(1) FORALL_SEQ b(Y)).3.
 g(X) <- a(X) FORALL_SEQ (b(X) OR c(X)).
 h(X, Y) <- a(Y) FORALL_SEQ b(X).
+i(X) <- (a(X) FORALL_SEQ b(X)) SEQ c(X).
+j(X) <- c(X) SEQ (a(X) FORALL_SEQ b(Y)).
+k(X) <- (a(X) FORALL_SEQ b(Y)) AND c(Y).
+l(X) <- d(X) SEQ h(X, Y).
+m(Y) <- (a(X) FORALL_SEQ b(Y)) WHERE X < Y.
 """
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from("abc"), st.integers(1, 2), st.integers(0, 2)), max_size=14)
+    st.sampled_from(POLICIES),
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.integers(1, 2), st.integers(0, 2), st.integers(0, 1)),
+        max_size=14,
+    ),
 )
-def test_the_engine_equals_the_reference(items: list[tuple[str, int, int]]) -> None:
-    # time steps of 0 to 2: events end together (ties) or leave a gap
+def test_the_engine_equals_the_references(
+    policy: str, items: list[tuple[str, int, int, int]]
+) -> None:
+    # time steps of 0 to 2: events end together (ties) or leave a gap; some last 1
     stream, time = [], 0
-    for name, key, step in items:
+    for name, key, step, length in items:
         time += step
-        stream.append(Event.at(name, (key,), time))
-    found = _detect(RULES, stream)
+        stream.append(Event(name, (key,), max(time - length, 0), time))
+    program = load_rules(RULES)
+    found = _detect(RULES, stream, policy)
     assert len(found) == len(set(found))
-    assert set(found) == derive(load_rules(RULES), stream)
+    assert set(found) == set(run(program, stream, policy=policy))
+    if policy == "unrestricted":
+        assert set(found) == derive(program, stream)
