@@ -335,3 +335,22 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
     assert sorted(kept.solve("rdf", everything), key=str) == sorted(
         kb.snapshot().solve("rdf", everything), key=str
     )
+
+
+def test_rule_changing_actions_are_refused_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A key's state after ins_static_rule restores only into an engine that made the change:
+    # a Python worker started after a restart (or another one) has the rules as written.
+    rules = tmp_path / "rules.event"
+    rules.write_text("s2.\nseen(E) <- x(E) WHERE s1.\nnoop <- a do ins_static_rule(s1 :- s2).\n")
+    (tmp_path / "source").mkdir()
+    argv = ["spark", "stream", str(rules), "--source", str(tmp_path / "source")]
+    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"reasoner: {rules}:3:14: an action that changes the rules: spark stream does not "
+        "run such programs (the engine state it keeps between micro-batches cannot be "
+        "restored by a worker that did not make the change); use reasoner run\n"
+    )
+    assert not (tmp_path / "ck").exists()
