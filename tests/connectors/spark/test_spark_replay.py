@@ -238,8 +238,12 @@ def test_parquet_output_holds_the_json_lines_detections(
     assert len(lines) == 12  # per key: C(4, 2) = 6 pairs
 
 
-def test_benchmark_quick_run_compares_equal_outputs(spark: SparkSession, tmp_path: Path) -> None:
+def test_benchmark_quick_run_compares_equal_outputs(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # (it imports bench_scaleout)
 
     path = ROOT / "benchmarks" / "bench_spark_detection.py"
     spec = importlib.util.spec_from_file_location("bench_spark_detection", path)
