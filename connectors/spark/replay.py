@@ -36,7 +36,6 @@ import pickle
 import shutil
 import socket
 import uuid
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -53,6 +52,7 @@ from reasoner.compiler.partition import EventType, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
+from reasoner.runtime.batches import key_owner
 from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
@@ -382,10 +382,11 @@ def _route(
     n: int,
 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
     """Each record with its partition: an event of a keyed type ``(_KEYED, seq, event, key)``
-    in partition ``crc32(repr(key)) % n`` (as the router of ``reasoner run --workers``
-    spreads keys), one the global stage reads ``(_GLOBAL, seq, event, None)`` in partition
-    ``n``, and so are the rejects, the files' counts, the events rejected on reading and (as a
-    stub, for the times only) the events no rule reads."""
+    in partition ``key_owner(key, n)`` (as the router of ``reasoner run --workers`` spreads
+    keys: equal keys, such as 1 and 1.0, in one partition), one the global stage reads
+    ``(_GLOBAL, seq, event, None)`` in partition ``n``, and so are the rejects, the files'
+    counts, the events rejected on reading and (as a stub, for the times only) the events no
+    rule reads."""
     for record in records:
         if record[0] != _EVENT or record[3] is not None:
             yield n, record
@@ -395,7 +396,7 @@ def _route(
         position = keys.get(kind)
         if position is not None:
             key = event[1][position]
-            yield zlib.crc32(repr(key).encode("utf-8")) % n, (_KEYED, seq, tuple(event), key)
+            yield key_owner(key, n), (_KEYED, seq, tuple(event), key)
         if raw_types is None or kind in raw_types:
             yield n, (_GLOBAL, seq, event, None)
         elif position is None:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from fractions import Fraction
 from itertools import compress, count, islice
 from operator import is_, itemgetter, le, sub
 from typing import Any
 
 from reasoner.runtime.events import Event
-from reasoner.values import NUMBER_TYPES
+from reasoner.values import NUMBER_TYPES, Struct
 
 #: An event type: its name and number of arguments.
 Kind = tuple[str, int]
@@ -62,16 +63,57 @@ def kinds(chunk: Sequence[Event]) -> set[Kind]:
     return set(zip(map(_names, chunk), map(len, map(_args, chunk)), strict=True))
 
 
+#: How :func:`key_owner` shares keys out: a parallel snapshot records it (change it with the
+#: formula, so that a snapshot whose workers hold keys elsewhere is refused).
+OWNERS = "key_owner 2"
+
+
+def key_owner(key: Any, workers: int) -> int:
+    """The worker (or partition) owning a key value, of ``workers``: a hash of the text of
+    the value's equality class, so that values the engine joins as one (``1``, ``1.0``,
+    ``Fraction(1)``, ``True``; lists and compound values holding them) have one owner, the
+    same in every process and run (no per-process string hash).
+
+    >>> key_owner(1, 7) == key_owner(1.0, 7) == key_owner(Fraction(1), 7) == key_owner(True, 7)
+    True
+    >>> key_owner("S1", 1000), key_owner(0.5, 1000) == key_owner(Fraction(1, 2), 1000)
+    (411, True)
+    """
+    text = repr(key) if type(key) is str else _canonical(key)
+    return zlib.crc32(text.encode("utf-8", "surrogatepass")) % workers
+
+
+def _canonical(value: Any) -> str:
+    """The text of ``value``'s equality class: numbers as their exact ratio (an integral one
+    as the integer), lists and compound values part by part, others (strings, IRIs) as
+    their ``repr``."""
+    kind = type(value)
+    if kind is int:
+        return repr(value)
+    if kind in _NUMBERS:
+        if kind is float and not math.isfinite(value):
+            return repr(value)  # (inf, -inf; NaN equals nothing)
+        return str(Fraction(value))  # (exact: 0.5 and 1/2 are equal, 0.1 and 1/10 are not)
+    if kind is tuple:
+        return "(" + ", ".join(map(_canonical, value)) + ")"
+    if kind is Struct:
+        return f"{value.functor!r}(" + ", ".join(map(_canonical, value.args)) + ")"
+    return repr(value)
+
+
+_NUMBERS = NUMBER_TYPES | {bool}
+
+
 class Owners(dict[Any, int]):
-    """Key value -> the worker owning it: a stable hash of the value's text (the same in every
-    run), kept for each value seen (so that equal values, such as 1 and 1.0, stay together)."""
+    """Key value -> the worker owning it (:func:`key_owner`), kept for each value seen: the
+    common case is a dictionary lookup."""
 
     def __init__(self, workers: int) -> None:
         super().__init__()
         self.workers = workers
 
     def __missing__(self, key: Any) -> int:
-        owner = self[key] = zlib.crc32(repr(key).encode("utf-8")) % self.workers
+        owner = self[key] = key_owner(key, self.workers)
         return owner
 
 

@@ -43,7 +43,7 @@ from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
-from reasoner.runtime.batches import Owners, acceptable, share
+from reasoner.runtime.batches import OWNERS, Owners, acceptable, share
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Event, is_time, rejection
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
@@ -556,9 +556,11 @@ class ParallelEngine:
 
     @cached_property
     def _fingerprint(self) -> str:
-        """What a snapshot must match: the program, the options, the number of workers."""
+        """What a snapshot must match: the program, the options, the number of workers, and
+        how keys are shared out (``OWNERS``: a snapshot whose workers hold keys another
+        version would send elsewhere is refused)."""
         program, options, lateness, workers = self._identity
-        text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers))
+        text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers, OWNERS))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def snapshot(self) -> bytes:
@@ -590,8 +592,8 @@ class ParallelEngine:
         state = checkpoint.unpack(data)
         if state.get("fingerprint") != self._fingerprint:
             raise SnapshotError(
-                "the snapshot was taken from another program, other engine options or "
-                "another number of workers"
+                "the snapshot was taken from another program, other engine options, "
+                "another number of workers or a version sharing keys out otherwise"
             )
         decode = checkpoint.decode
         try:

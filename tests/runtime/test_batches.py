@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 import zlib
 from fractions import Fraction
 
 import pytest
 
 from reasoner.errors import EventError
-from reasoner.runtime.batches import Owners, acceptable, kinds, mine, share
+from reasoner.runtime.batches import Owners, acceptable, key_owner, kinds, mine, share
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
+from reasoner.values import IRI, Struct
 
 ARITIES = {"a": {1}, "b": {2}}
 GOOD = [Event.at("a", (1,), 2), Event("b", (1, 2), 1, 3), Event.at("zzz", (), 3)]
@@ -114,7 +118,46 @@ def test_owners_of_many_workers_are_a_list() -> None:
     ]
 
 
-def test_equal_keys_stay_with_the_first_ones_owner() -> None:
-    owners = Owners(7)
-    assert owners[1] == _owner(1, 7)
-    assert owners[1.0] == owners[1] != _owner(1.0, 7)
+EQUAL_KEYS = [
+    [1, 1.0, Fraction(1), True],
+    [0, 0.0, -0.0, Fraction(0), False],
+    [2**60, float(2**60)],
+    [0.5, Fraction(1, 2)],
+    [(1, (2.5, "x")), (1.0, (Fraction(5, 2), "x"))],
+    [Struct("f", (2, IRI("http://e/a"))), Struct("f", (2.0, IRI("http://e/a")))],
+]
+
+
+@pytest.mark.parametrize("group", EQUAL_KEYS)
+def test_keys_the_engine_joins_as_one_have_one_owner(group: list[object]) -> None:
+    assert all(value == group[0] for value in group)  # (one key for the engine's dicts)
+    for workers in (2, 7, 1000):
+        assert {key_owner(value, workers) for value in group} == {key_owner(group[0], workers)}
+        owners = Owners(workers)
+        assert [owners[value] for value in reversed(group)] == [key_owner(group[0], workers)] * len(
+            group
+        )
+
+
+def test_key_owners_are_pinned_and_the_same_in_every_process() -> None:
+    # Strings and integers keep the owners of crc32(repr(key)); other numbers are exact ratios.
+    assert key_owner("S1", 1000) == zlib.crc32(b"'S1'") % 1000 == 411
+    assert key_owner(2.5, 1000) == zlib.crc32(b"5/2") % 1000 == 812
+    assert key_owner(IRI("a"), 1000) == zlib.crc32(b"IRI(value='a')") % 1000
+    assert IRI("a") != "a" and key_owner("a", 1000) != key_owner(IRI("a"), 1000)
+    assert key_owner(0.1, 1000) == zlib.crc32(str(Fraction(0.1)).encode()) % 1000
+    assert 0 <= key_owner(math.nan, 7) < 7
+    values = ["S1", 2.5, (1, "x"), IRI("http://e/a"), Struct("f", (0.5,))]
+    code = (
+        "from reasoner.runtime.batches import key_owner; from reasoner.values import IRI, Struct;"
+        f"print([key_owner(v, 2**31) for v in {values!r}])"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out == f"{[key_owner(v, 2**31) for v in values]}\n"

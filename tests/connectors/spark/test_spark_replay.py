@@ -26,6 +26,7 @@ from connectors.mesowest.generator import Storm, generate
 from connectors.spark.replay import Archive, replay
 from reasoner.errors import ReasonerError, RuleCompileError
 from reasoner.language.ast import Program
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import event_order
@@ -476,3 +477,35 @@ def test_runs_the_driver_cannot_see_are_reported_with_the_folder(
         "(a shared file system), as the executors write their sorted runs under it"
     )
     assert not (out / "_runs").exists()
+
+
+def test_equal_keys_of_other_number_types_meet_in_one_partition(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # 2.0 and 2 are one key for the engine's joins (a hash of repr sent them apart).
+    program = parse("c(X) <- a(X) SEQ b(X).")
+    stream = [Event.at("a", (2.0,), 1), Event.at("b", (2,), 2), Event.at("b", (2.5,), 3)]
+    path = tmp_path / "e.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        JsonLinesWriter(out).write_all(stream)
+    assert spark.sparkContext.defaultParallelism == 2
+    result = replay(
+        spark.sparkContext,
+        Archive((str(path),), "jsonl", program),
+        runs=tmp_path / "runs",
+        options={
+            "policy": "unrestricted",
+            "provenance": False,
+            "tie_break": "longer",
+            "max_span": None,
+        },
+    )
+    try:
+        found = "".join(result.lines)
+    finally:
+        result.close()
+    expected = _expected(program, [stream], {})
+    assert [(e.name, e.args, e.start, e.end) for e in expected] == [("c", (2.0,), 1, 2)]
+    written = io.StringIO()
+    JsonLinesWriter(written).write_all(expected)
+    assert found == written.getvalue()
