@@ -88,20 +88,23 @@ def _canonical(value: Any) -> str:
     as the integer), lists and compound values part by part, others (strings, IRIs) as
     their ``repr``."""
     kind = type(value)
-    if kind is int:
-        return repr(value)
-    if kind in _NUMBERS:
-        if kind is float and not math.isfinite(value):
+    if kind is int or kind is bool:
+        return repr(int(value))
+    if kind is float:
+        if not math.isfinite(value):
             return repr(value)  # (inf, -inf; NaN equals nothing)
-        return str(Fraction(value))  # (exact: 0.5 and 1/2 are equal, 0.1 and 1/10 are not)
+        if value.is_integer():
+            return repr(int(value))  # (-0.0 as 0)
+        numerator, denominator = value.as_integer_ratio()  # (0.5 is 1/2, 0.1 is not 1/10)
+        return f"{numerator}/{denominator}"
+    if kind is Fraction:
+        return str(value)  # (n/d in lowest terms, n when whole)
     if kind is tuple:
         return "(" + ", ".join(map(_canonical, value)) + ")"
     if kind is Struct:
         return f"{value.functor!r}(" + ", ".join(map(_canonical, value.args)) + ")"
     return repr(value)
 
-
-_NUMBERS = NUMBER_TYPES | {bool}
 
 
 class Owners(dict[Any, int]):
