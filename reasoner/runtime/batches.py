@@ -106,7 +106,6 @@ def _canonical(value: Any) -> str:
     return repr(value)
 
 
-
 class Owners(dict[Any, int]):
     """Key value -> the worker owning it (:func:`key_owner`), kept for each value seen: the
     common case is a dictionary lookup."""
