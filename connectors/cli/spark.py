@@ -227,14 +227,14 @@ def stream(args: argparse.Namespace) -> int:
     from connectors.spark.stream import make_job, run_stream
 
     check_refresh(args)
+    kb = knowledge_base(args, program, progress=True)
+    spark = get_session(master=args.master)
     job = make_job(
         program,
         fmt=args.format,
         lateness=lateness,
         options={"policy": args.policy, "tie_break": args.tie_break},
     )
-    kb = knowledge_base(args, program, progress=True)
-    spark = get_session(master=args.master)
     style = TimeStyle(iso=args.format == "mesowest")
     with detections_endpoint(args.serve, kb, style=style, host=args.host or LOOPBACK) as publish:
         counts = run_stream(

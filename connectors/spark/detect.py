@@ -94,6 +94,9 @@ def detect(
         ReasonerError: as the engine raises it (e.g. runaway recursion).
     """
     engine, blank = _engine(stage)
+    if engine._changes:  # (actions changed its rules: a state from before needs a new engine)
+        del _engines[stage.fingerprint]
+        engine, blank = _engine(stage)
     engine.restore(blank if state is None else state)
     derived = run_batch(engine, events, until)
     return derived, engine.snapshot() if keep_state else None

@@ -101,22 +101,8 @@ class Job:
 
 def make_job(program: Program, *, fmt: str, lateness: Time, options: dict[str, Any]) -> Job:
     """The job of a program (its partitioning found here, on the driver). ``options``: the
-    engine's (policy, tie_break).
-
-    Raises:
-        ReasonerError: for a program whose actions change rules (``ins_event_rule``...): a
-            key's state, kept between micro-batches, restores only into an engine with the
-            rules as written, and a Python worker that did not make the changes (after a
-            restart, or another worker) has only those.
-    """
+    engine's (policy, tie_break)."""
     partitioning = analyse(program, options.get("policy", "unrestricted"))
-    changing = next((b for b in partitioning.blockers if b.operator == "action"), None)
-    if changing is not None:
-        raise ReasonerError(
-            f"{changing.span or '<rules>'}: an action that changes the rules: spark stream "
-            "does not run such programs (the engine state it keeps between micro-batches "
-            "cannot be restored by a worker that did not make the change); use reasoner run"
-        )
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder) or not partitioning.keyed)
     return Job(
         stage=Stage(program, tuple(sorted(options.items()))),

@@ -26,7 +26,7 @@ from functools import partial
 from itertools import count, groupby
 from typing import TYPE_CHECKING, Any
 
-from reasoner.errors import SnapshotError
+from reasoner.errors import ReasonerError, SnapshotError
 from reasoner.language.ast import dump
 from reasoner.runtime.aggregates import (
     SlidingAggregateNode,
@@ -85,8 +85,10 @@ def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
     derivations, when the engine also holds another engine's detections (default: its own)."""
     rt = engine._runtime
     rules = rules or Derivations.of(engine)
-    state = {
-        "fingerprint": fingerprint(engine),
+    state: dict[str, Any] = {"fingerprint": fingerprint(engine)}
+    if engine._changes:  # (snapshots of engines whose actions changed no rule stay as they were)
+        state["changes"] = [list(change) for change in engine._changes]
+    state |= {
         "now": encode(rt.now),
         "timers": [_timer(at, order, fire, engine, rules) for at, order, fire in rt.timers],
         # sorted by their JSON text (the same state gives the same bytes, whatever the set's
@@ -130,8 +132,23 @@ def pack(state: dict[str, Any]) -> bytes:
 def restore(engine: Engine, data: bytes, rules: Derivations | None = None) -> None:
     """Replace ``engine``'s state with the snapshot's; SnapshotError (engine unchanged) for
     data that is not a snapshot, is corrupt or truncated, has another format version or comes
-    from another program or other options."""
+    from another program or other options.
+
+    An engine that made the first of the rule changes the snapshot's engine made (by its
+    actions; none at all: built from the same rules) makes the others first, in order: a new
+    engine takes a snapshot taken after actions changed the rules (those changes stay made
+    when the snapshot is then refused for another reason)."""
     state = unpack(data)
+    changes = state.get("changes", [])
+    made = engine._changes
+    if len(changes) > len(made) and all(
+        isinstance(c, list) and list(m) == c for m, c in zip(made, changes, strict=False)
+    ):
+        try:
+            for name, text in changes[len(made) :]:
+                engine._change(str(name), str(text))
+        except (ReasonerError, ValueError, TypeError) as error:
+            raise SnapshotError(f"the snapshot's rule changes cannot be made ({error})") from None
     if state.get("fingerprint") != fingerprint(engine):
         raise SnapshotError(
             "the snapshot was taken from another program (or with other engine options): "

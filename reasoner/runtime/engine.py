@@ -145,6 +145,8 @@ class Engine:
         self._callbacks: dict[str | None, list[Callback]] = {}
         self._in_callback = 0  # callbacks running (rule changes they ask for wait)
         self._deferred: list[Callable[[], object]] = []  # those changes, in order
+        #: the rule changes actions made, in order (snapshots carry them: checkpoint.restore)
+        self._changes: list[tuple[str, str]] = []
         # the static rules the engine was given (the actions' changes aside)
         self._given_static: tuple[StaticRule, ...] = ()
         # the snapshot fingerprint (reasoner.runtime.checkpoint) of the program it was computed
@@ -581,12 +583,18 @@ class Engine:
         matching nothing does nothing, as in ETALIS."""
         if name != "del_event_rule" or "<-" in text:  # a rule or clause, maybe unterminated
             text = text if text.rstrip().endswith(".") else text + "."
+        self._deferred.append(partial(self._change, name, text))
+
+    def _change(self, name: str, text: str) -> None:
+        """Make one rule change of :meth:`_rule_action` (the event is processed) and record
+        it."""
         if name in ("ins_event_rule", "ins_static_rule"):
-            self._deferred.append(partial(self._add, text))
+            self._add(text)
         elif name == "del_event_rule":
-            self._deferred.append(partial(self._delete_rules, text))
+            self._delete_rules(text)
         else:
-            self._deferred.append(partial(self._delete_static, text))
+            self._delete_static(text)
+        self._changes.append((name, text))
 
     def _delete_rules(self, which: str) -> None:
         if select_rules(self.program.event_rules, which):

@@ -18,6 +18,7 @@ import pytest
 from connectors.cli import main
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
+from connectors.spark import detect
 from connectors.spark.stream import Job, Sink, build_query, make_job, run_stream
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
@@ -337,20 +338,63 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
     )
 
 
-def test_rule_changing_actions_are_refused_before_spark_starts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+# Rule-changing actions: the program runs whole, in one group (one engine's state).
+CHANGING = """noop <- a do ins_static_rule(s1 :- s2).
+noop <- c do ins_event_rule(r 'rule:' got(Y) <- x(Y)).
+noop <- k do del_event_rule(r).
+s2.
+seen(E) <- x(E) WHERE s1.
+"""
+
+
+def test_rule_changing_actions_change_the_rules_of_later_micro_batches(
+    spark: SparkSession, tmp_path: Path
 ) -> None:
-    # A key's state after ins_static_rule restores only into an engine that made the change:
-    # a Python worker started after a restart (or another one) has the rules as written.
+    source = tmp_path / "source"
+    source.mkdir()
     rules = tmp_path / "rules.event"
-    rules.write_text("s2.\nseen(E) <- x(E) WHERE s1.\nnoop <- a do ins_static_rule(s1 :- s2).\n")
-    (tmp_path / "source").mkdir()
-    argv = ["spark", "stream", str(rules), "--source", str(tmp_path / "source")]
-    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
-    assert main(argv) == 1
-    assert capsys.readouterr().err == (
-        f"reasoner: {rules}:3:14: an action that changes the rules: spark stream does not "
-        "run such programs (the engine state it keeps between micro-batches cannot be "
-        "restored by a worker that did not make the change); use reasoner run\n"
-    )
-    assert not (tmp_path / "ck").exists()
+    rules.write_text(CHANGING, encoding="utf-8")
+
+    def event(name: str, time: int, *args: int) -> str:
+        return json.dumps({"name": name, "args": list(args), "time": time})
+
+    files = []
+    for name, lines in (
+        ("a.jsonl", [event("x", 1, 1), event("a", 2), event("c", 3)]),
+        ("b.jsonl", [event("x", 4, 4), event("k", 5), event("x", 6, 6)]),
+        ("c.jsonl", [event("x", 7, 7), event("tick", 100)]),
+    ):
+        files.append(_put(source, name, lines))
+        detect._engines.clear()  # (each micro-batch in a new Python worker, as after a restart)
+        run_stream(
+            spark,
+            make_job(load_rules([rules]), fmt="jsonl", lateness=0, options={}),
+            source=str(source),
+            checkpoint=str(tmp_path / "checkpoint"),
+            out=str(tmp_path / "out"),
+            trigger={"availableNow": True},
+            publish=None,
+            partitions=2,
+        )
+    expected = _reasoner_run(tmp_path, rules, files, 0)
+    assert sorted(_outputs(tmp_path / "out", "detections")) == expected
+    # s1 holds from 2 on, got(Y) from 3 to 5
+    assert sorted((d["name"], d["args"], d["end"]) for d in map(json.loads, expected)) == [
+        ("got", [4], 4), ("noop", [], 2), ("noop", [], 3), ("noop", [], 5), ("seen", [4], 4),
+        ("seen", [6], 6), ("seen", [7], 7),
+    ]  # fmt: skip
+
+
+def test_a_key_state_after_rule_changes_restores_in_a_new_worker() -> None:
+    stage = detect.Stage(parse(CHANGING), ())
+    first = [(0, Event.at("x", (1,), 1)), (1, Event.at("a", (), 2)), (2, Event.at("c", (), 3))]
+    found, state = detect.detect(stage, first, 3, keep_state=True)
+    assert [d for _, ds, _ in found for d in ds] == [("noop", (), 2, 2), ("noop", (), 3, 3)]
+    for fresh in (True, False):  # a new Python worker; this one, which made the changes
+        if fresh:
+            detect._engines.clear()
+        found, _ = detect.detect(stage, [(3, Event.at("x", (4,), 4))], 4, state)
+        assert [d for _, ds, _ in found for d in ds] == [("seen", (4,), 4, 4), ("got", (4,), 4, 4)]
+    # and a blank state (another key, a batch run again) in the worker that made them
+    found, _ = detect.detect(stage, [(3, Event.at("x", (4,), 4))], 4)
+    assert found == []
