@@ -14,6 +14,7 @@ from reasoner.knowledge.datalog.evaluate import (
     evaluate,
     evaluate_naive,
 )
+from reasoner.knowledge.datalog.modes import check_calls
 from reasoner.knowledge.datalog.relation import Relation
 from reasoner.knowledge.datalog.rules import Literal, Rule, compile_rules, predicate_name
 from reasoner.knowledge.datalog.stratify import Strata, Stratum, stratify
@@ -28,12 +29,15 @@ def prepare(rules: Iterable[StaticRule], prefixes: Mapping[str, str]) -> Strata:
         prefixes: the program's prefixes.
     Returns:
         the :class:`Strata`; :class:`~reasoner.errors.RuleCompileError` for a cycle through
-        negation or a recursive predicate that is not range-restricted.
+        negation, a recursive predicate that is not range-restricted, or a materialised rule
+        calling an on-demand predicate before binding the arguments it needs.
 
     >>> prepare([], {}).dump()
     ''
     """
-    return stratify(compile_rules(rules, prefixes))
+    strata = stratify(compile_rules(rules, prefixes))
+    check_calls(strata, prefixes)
+    return strata
 
 
 __all__ = [

@@ -12,7 +12,7 @@ their predicate is answered top-down, on demand, when asked with its inputs boun
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from reasoner.errors import Diagnostic, RuleCompileError
@@ -161,40 +161,58 @@ def _is_call(functor: str, arity: int) -> bool:
 def _safe(head: tuple[Term, ...], body: tuple[Term, ...]) -> bool:
     bound: set[str] = set()
     for goal in body:
-        result = _binds(goal, bound)
+        result = binds(goal, bound)
         if result is None:
             return False
         bound |= result
     # An anonymous `_` in the head (`limit(_, 20).`) stands for any value: never materialised.
-    return all(set(variable_names(a)) <= bound and not _anonymous(a) for a in head)
+    return all(set(variable_names(a)) <= bound and not anonymous(a) for a in head)
 
 
-def _anonymous(term: Term) -> bool:
+def anonymous(term: Term) -> bool:
     match term:
         case Var(name):
             return name == "_"
         case Compound(_, args):
-            return any(_anonymous(a) for a in args)
+            return any(anonymous(a) for a in args)
         case ListTerm(items, tail):
-            return any(_anonymous(a) for a in items) or (tail is not None and _anonymous(tail))
+            return any(anonymous(a) for a in items) or (tail is not None and anonymous(tail))
     return False
 
 
-def _binds(goal: Term, bound: set[str]) -> set[str] | None:
-    """The variables ``goal`` binds given ``bound``; None if it needs an unbound one."""
+#: Whether a call of a knowledge predicate can be made with the variables bound so far
+#: (a predicate answered top-down needs some of its arguments bound); the default: always.
+Ready = Callable[[Term, set[str]], bool]
+
+
+def _any_call(goal: Term, bound: set[str]) -> bool:
+    return True
+
+
+def binds(goal: Term, bound: set[str], ready: Ready = _any_call) -> set[str] | None:
+    """The variables ``goal`` binds given ``bound``; None if it needs an unbound one (a
+    built-in's input, or a call that ``ready`` says cannot be made yet).
+
+    >>> binds(Compound("p", (Var("X"),)), set())
+    {'X'}
+    >>> binds(Compound("p", (Var("X"),)), set(), lambda goal, bound: False) is None
+    True
+    """
     match goal:
         case Compound(",", (a, b)):
-            first = _binds(a, bound)
+            first = binds(a, bound, ready)
             if first is None:
                 return None
-            second = _binds(b, bound | first)
+            second = binds(b, bound | first, ready)
             return None if second is None else first | second
         case Compound(";", (a, b)):
-            left, right = _binds(a, bound), _binds(b, bound)
+            left, right = binds(a, bound, ready), binds(b, bound, ready)
             return None if left is None or right is None else left & right
         case Compound("\\+" | "not", (inner,)):
             # Negation as failure is only sound on ground calls: every variable bound.
-            return set() if set(variable_names(inner)) <= bound else None
+            if not set(variable_names(inner)) <= bound:
+                return None
+            return None if binds(inner, bound, ready) is None else set()
         case Compound("is", (left, right)):
             return set(variable_names(left)) if set(variable_names(right)) <= bound else None
         case Compound("=", (left, right)):
@@ -207,5 +225,5 @@ def _binds(goal: Term, bound: set[str]) -> set[str] | None:
             # Built-in relations have modes; bound inputs are the caller's duty at run time.
             return set(variable_names(goal))
         case Compound(_, _) | Atom(_):
-            return set(variable_names(goal))
+            return set(variable_names(goal)) if ready(goal, bound) else None
     return None

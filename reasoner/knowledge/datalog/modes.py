@@ -1,0 +1,120 @@
+"""Binding modes of calls to on-demand predicates from materialised rules.
+
+A rule is materialisable when its body, read left to right, binds its head (``rules.py``),
+counting each call as binding its arguments. That holds for a relation, facts and the store,
+but an on-demand predicate is answered top-down with the call's bound arguments as its only
+inputs: it binds the others only when, given those, each of its rules' bodies runs (every
+built-in and call finds what it needs) and binds the rest of its head. A materialised rule
+whose body calls one before binding what it needs is refused when the rules load: evaluated
+bottom-up, the call would be asked without its inputs (an engine error, or no answers where
+there are some).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.knowledge.datalog.rules import Rule, anonymous, binds, predicate_name
+from reasoner.knowledge.datalog.stratify import Key, Strata
+from reasoner.language.ast import Atom, Compound, Term, variable_names
+
+
+class _Modes:
+    """Whether on-demand predicates answer calls with given arguments bound (memoised)."""
+
+    def __init__(self, on_demand: Mapping[Key, tuple[Rule, ...]], prefixes: Mapping[str, str]):
+        self.on_demand = on_demand
+        self.prefixes = prefixes
+        self.answers: dict[tuple[Key, tuple[bool, ...]], bool] = {}
+
+    def callee(self, goal: Term) -> tuple[Key, tuple[Term, ...]] | None:
+        """The on-demand predicate ``goal`` calls, and its arguments; None for another."""
+        match goal:
+            case Atom(name):
+                key: Key = (name, 0)
+                args: tuple[Term, ...] = ()
+            case Compound(functor, args):
+                key = (predicate_name(functor, self.prefixes, goal.span), len(args))
+            case _:
+                return None
+        return (key, args) if key in self.on_demand else None
+
+    def ready(self, goal: Term, bound: set[str]) -> bool:
+        """Whether ``goal`` can be called with the variables ``bound``."""
+        called = self.callee(goal)
+        if called is None:
+            return True
+        key, args = called
+        given = tuple(set(variable_names(a)) <= bound for a in args)
+        if (key, given) not in self.answers:
+            self.answers[key, given] = all(self._runs(r, given) for r in self.on_demand[key])
+        return self.answers[key, given]
+
+    def _runs(self, rule: Rule, given: tuple[bool, ...]) -> bool:
+        bound = {v for a, g in zip(rule.head, given, strict=True) if g for v in variable_names(a)}
+        for lit in rule.body:
+            more = binds(lit.term, bound, self.ready)
+            if more is None:
+                return False
+            bound |= more
+        return all(
+            set(variable_names(a)) <= bound and not anonymous(a)
+            for a, g in zip(rule.head, given, strict=True)
+            if not g
+        )
+
+
+def check_calls(strata: Strata, prefixes: Mapping[str, str]) -> None:
+    """Refuse a materialised rule that calls an on-demand predicate before binding the
+    arguments that predicate's rules need.
+
+    Args:
+        strata: the program's strata.
+        prefixes: the program's prefixes.
+    Raises:
+        RuleCompileError: at the first such call, naming a variable it needs bound.
+
+    >>> check_calls(Strata(()), {})
+    """
+    modes = _Modes(strata.on_demand, prefixes)
+    for stratum in strata.strata:
+        if not stratum.materialised:
+            continue
+        for rule in stratum.rules:
+            refused: list[tuple[Term, set[str]]] = []
+
+            def ready(goal: Term, bound: set[str]) -> bool:
+                if modes.ready(goal, bound):
+                    return True
+                refused.append((goal, bound))
+                return False
+
+            bound: set[str] = set()
+            for lit in rule.body:
+                more = binds(lit.term, bound, ready)
+                if more is None:
+                    break
+                bound |= more
+            if refused:
+                raise RuleCompileError([_refusal(*refused[0])])
+
+
+def _refusal(goal: Term, bound: set[str]) -> Diagnostic:
+    match goal:
+        case Compound(functor, args):
+            name = f"{functor}/{len(args)}"
+        case _:
+            name, args = f"{getattr(goal, 'name', goal)}/0", ()
+    unbound = [v for v in variable_names(*args) if v not in bound]
+    if not unbound:
+        message = (
+            f"{name} is answered per call (top-down) and its rules need a variable they do not "
+            "bind, even when it is called with every argument bound"
+        )
+    else:
+        message = (
+            f"variable '{unbound[0]}' is not bound when {name} is called: {name} is answered "
+            "per call (top-down) and needs it bound (bind it by an earlier goal)"
+        )
+    return Diagnostic(message, getattr(goal, "span", None))
