@@ -78,18 +78,18 @@ def check_calls(strata: Strata, prefixes: Mapping[str, str]) -> None:
     >>> check_calls(Strata(()), {})
     """
     modes = _Modes(strata.on_demand, prefixes)
+    refused: list[tuple[Term, set[str]]] = []
+
+    def ready(goal: Term, bound: set[str]) -> bool:
+        if modes.ready(goal, bound):
+            return True
+        refused.append((goal, bound))
+        return False
+
     for stratum in strata.strata:
         if not stratum.materialised:
             continue
         for rule in stratum.rules:
-            refused: list[tuple[Term, set[str]]] = []
-
-            def ready(goal: Term, bound: set[str]) -> bool:
-                if modes.ready(goal, bound):
-                    return True
-                refused.append((goal, bound))
-                return False
-
             bound: set[str] = set()
             for lit in rule.body:
                 more = binds(lit.term, bound, ready)
@@ -104,8 +104,8 @@ def _refusal(goal: Term, bound: set[str]) -> Diagnostic:
     match goal:
         case Compound(functor, args):
             name = f"{functor}/{len(args)}"
-        case _:
-            name, args = f"{getattr(goal, 'name', goal)}/0", ()
+        case Atom(atom):
+            name, args = f"{atom}/0", ()
     unbound = [v for v in variable_names(*args) if v not in bound]
     if not unbound:
         message = (
@@ -117,4 +117,4 @@ def _refusal(goal: Term, bound: set[str]) -> Diagnostic:
             f"variable '{unbound[0]}' is not bound when {name} is called: {name} is answered "
             "per call (top-down) and needs it bound (bind it by an earlier goal)"
         )
-    return Diagnostic(message, getattr(goal, "span", None))
+    return Diagnostic(message, goal.span if isinstance(goal, Compound | Atom) else None)

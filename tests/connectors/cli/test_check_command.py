@@ -85,3 +85,24 @@ def test_check_refuses_the_static_rules_run_refuses(
     events.write_text('{"name": "a", "args": [1], "time": 1}\n', encoding="utf-8")
     assert main(["run", str(bad), "--events", str(events)]) == 1
     assert capsys.readouterr().err.strip() == f"reasoner: {message}"
+
+
+def test_check_refuses_a_materialised_rule_calling_an_on_demand_one_unbound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # q0 is answered per call; q1, materialised, would call it with nothing bound
+    bad = tmp_path / "q.event"
+    bad.write_text(
+        "e(1, 2).\nq0(X, Y) :- \\+ e(Y, X).\nq1(X, Y) :- q0(X, Y), X < Y.\n", encoding="utf-8"
+    )
+    assert main(["check", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{bad}:3:13: variable 'X' is not bound when q0/2 is called: q0/2 is answered per call "
+        "(top-down) and needs it bound (bind it by an earlier goal)"
+    )
+    bad.write_text(
+        "e(1, 2).\nd(1). d(2).\nq0(X, Y) :- \\+ e(Y, X).\n"
+        "q1(X, Y) :- d(X), d(Y), q0(X, Y), X < Y.\n",
+        encoding="utf-8",
+    )
+    assert main(["check", str(bad)]) == 0
