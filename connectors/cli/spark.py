@@ -9,7 +9,8 @@
 
 ``reasoner spark stream RULES... --source DIR --checkpoint DIR --out DIR [--format F]
 [--trigger available-now|processing-time=SECONDS] [--lateness T] [--files-per-batch N]
-[--knowledge PATH | --store DIR] [--policy P] [--master URL] [--serve PORT [--host H]]``: a
+[--knowledge PATH | --store DIR] [--policy P] [--explain] [--master URL]
+[--serve PORT [--host H]]``: a
 Structured Streaming query over the files arriving in a folder (:mod:`connectors.spark.stream`);
 each micro-batch writes ``DIR/detections/batch-N.jsonl``, ``DIR/late/batch-N.jsonl`` and
 ``DIR/rejects/batch-N.jsonl``. Each action of the ``spark`` group is one ``_add_<action>``
@@ -171,6 +172,11 @@ def _add_stream(commands: Any) -> None:
         help="consumption policy for rules without their own (default: %(default)s)",
     )
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="longer", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="write with each detection its derivation and input events, as reasoner run --explain",
+    )
     knowledge = p.add_argument_group("knowledge")
     add_knowledge_options(knowledge)
     add_refresh_option(knowledge, "the query switches at a micro-batch's start")
@@ -233,7 +239,7 @@ def stream(args: argparse.Namespace) -> int:
         program,
         fmt=args.format,
         lateness=lateness,
-        options={"policy": args.policy, "tie_break": args.tie_break},
+        options={"policy": args.policy, "tie_break": args.tie_break, "explain": args.explain},
     )
     style = TimeStyle(iso=args.format == "mesowest")
     with detections_endpoint(args.serve, kb, style=style, host=args.host or LOOPBACK) as publish:

@@ -30,7 +30,7 @@ from operator import itemgetter
 from typing import Any
 
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Stage, detect, next_timer
+from connectors.spark.detect import Stage, derivations, detect, next_timer
 from connectors.spark.runs import formatted_run
 from reasoner.runtime.checkpoint import decode, encode
 from reasoner.runtime.events import Event
@@ -127,7 +127,8 @@ class KeyDetector:
             keep_state=True,
         )
         assert snapshot is not None
-        detections = [revive(d) for _, plain, _ in derived for d in plain]
+        rules = derivations(self.stage)  # (with explain: the derivations' rules)
+        detections = [revive(d, rules) for _, plain, _ in derived for d in plain]
         due = [decode(item[0]) for item in waiting]
         timer = next_timer(self.stage)
         if timer is not None:

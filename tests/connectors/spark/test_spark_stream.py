@@ -398,3 +398,37 @@ def test_a_key_state_after_rule_changes_restores_in_a_new_worker() -> None:
     # and a blank state (another key, a batch run again) in the worker that made them
     found, _ = detect.detect(stage, [(3, Event.at("x", (4,), 4))], 4)
     assert found == []
+
+
+def test_explain_writes_the_derivations_reasoner_run_explain_writes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # keyed by S: each key's engine, in Spark's state store, explains its detections
+    rules = tmp_path / "rules.event"
+    rules.write_text(
+        "limit(s1, 30).\nlimit(s2, 20).\n"
+        "hot(S, T) <- reading(S, T, V) WHERE limit(S, L), V > L.\n"
+        "pair(S, T1, T2) <- hot(S, T1) SEQ hot(S, T2).\n"
+    )
+    source = tmp_path / "source"
+    source.mkdir()
+    lines = [
+        json.dumps({"name": "reading", "args": [s, t, v], "time": t})
+        for t in range(6)
+        for s, v in (("s1", 25 + 2 * t), ("s2", 15 + 2 * t))
+    ]
+    files = [_put(source, "a.jsonl", [*lines, json.dumps({"name": "tick", "time": 50})])]
+    argv = ["spark", "stream", str(rules), "--source", str(source), "--explain"]
+    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = tmp_path / "run.jsonl"
+    assert (
+        main(["run", str(rules), "--events", str(files[0]), "--explain", "--output", str(out)]) == 0
+    )
+    expected = sorted(out.read_text(encoding="utf-8").splitlines())
+    assert sorted(_outputs(tmp_path / "out", "detections")) == expected
+    # hot at 3, 4, 5 at each station, pairs (3, 4), (3, 5), (4, 5): 12, each with its tree
+    found = [json.loads(line) for line in expected]
+    assert len(found) == 12
+    pair = next(d for d in found if d["name"] == "pair")
+    assert [s["rule"]["at"] for s in pair["why"]["from"]] == [f"{rules}:3:1"] * 2
