@@ -166,7 +166,7 @@ def _compile_errors(program: Program) -> list[Diagnostic]:
         if isinstance(p, Where | Multiply)
     ]
     try:
-        prepare(program.static_rules, prefixes)
+        prepare(program.static_rules, prefixes, program.event_rules)
     except RuleCompileError as exc:
         errors.extend(exc.diagnostics)
     for goal in goals:

@@ -27,5 +27,5 @@ def program_knowledge(program: Program) -> Knowledge:
     from reasoner.knowledge.datalog import DerivedKnowledge, evaluate, prepare
 
     prefixes = program.prefixes
-    strata = prepare(rules, prefixes)
+    strata = prepare(rules, prefixes, program.event_rules)
     return DerivedKnowledge(facts, evaluate(strata, facts, prefixes), strata, prefixes)

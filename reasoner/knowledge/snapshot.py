@@ -316,7 +316,9 @@ class KnowledgeBase:
             )
         started = time.perf_counter()
         prefixes = {**DEFAULT_PREFIXES, **program.prefixes}
-        strata = prepare(program.static_rules, prefixes)  # rule errors before any loading
+        strata = prepare(
+            program.static_rules, prefixes, program.event_rules
+        )  # rule errors before any loading
         store = self._disk_store if self._disk_store is not None else Store()
         store.load(paths, progress=self.progress)
         loaded = time.perf_counter()

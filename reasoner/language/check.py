@@ -11,7 +11,7 @@ is exported for the compiler.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Callable, Iterator, Sequence, Set
 from fractions import Fraction
 
 from reasoner.errors import Diagnostic, RuleCompileError
@@ -106,6 +106,9 @@ def bound_variables(pattern: Pattern) -> frozenset[str]:
     raise TypeError(f"not a pattern: {pattern!r}")
 
 
+#: Whether a call can be made with the variables given bound (see :func:`condition_bindings`).
+Ready = Callable[[Term, Set[str]], bool]
+
 #: Goals that test (or act: ``do`` and the printing goals) and bind nothing: every variable
 #: in them must be bound before them, except in what is printed (a variable not bound yet
 #: prints as ``_``, as Prolog prints a fresh one).
@@ -115,7 +118,9 @@ TESTS = frozenset(
 )
 
 
-def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozenset[str], list[Var]]:
+def condition_bindings(
+    condition: Term, bound: frozenset[str], ready: Ready | None = None
+) -> tuple[frozenset[str], list[Var]]:
     """What a WHERE condition binds, read left to right as Prolog runs it, given the
     variables ``bound`` before it; and the variables it uses before anything binds them.
 
@@ -125,10 +130,13 @@ def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozense
     bind nothing and need their variables; ``A ; B`` binds what both branches bind; a printing
     goal (``write/1``, ``print/1``, ``writeln/1``) may print a variable that the condition binds
     later (it prints as ``_``). ``_`` and ``_Name`` variables never count as used unbound.
+    Given ``ready``, a call binds nothing when ``ready(call, bound)`` is false (a predicate
+    answered per call, asked before what it needs is bound: ``knowledge/datalog/modes.py``).
 
     Args:
         condition: the condition term.
         bound: the variables bound before it (by the pattern).
+        ready: whether a call can be made with the variables bound (default: every call).
     Returns:
         The variables bound after it (``bound`` included), and the variables used unbound.
 
@@ -140,13 +148,17 @@ def condition_bindings(condition: Term, bound: frozenset[str]) -> tuple[frozense
     """
     unbound: list[Var] = []
     printed: list[Var] = []
-    binds = _binds(condition, bound, unbound, printed)
+    binds = _binds(condition, bound, unbound, printed, ready)
     # A printed variable may be bound later (it prints as ``_``), not never.
     return binds, unbound + [v for v in printed if v.name not in binds]
 
 
 def _binds(
-    goal: Term, bound: frozenset[str], unbound: list[Var], printed: list[Var]
+    goal: Term,
+    bound: frozenset[str],
+    unbound: list[Var],
+    printed: list[Var],
+    ready: Ready | None,
 ) -> frozenset[str]:
     def names(term: Term) -> frozenset[str]:
         return frozenset(variable_names(term))
@@ -159,14 +171,22 @@ def _binds(
 
     match goal:
         case Compound(",", (first, second)):
-            return _binds(second, _binds(first, bound, unbound, printed), unbound, printed)
+            return _binds(
+                second, _binds(first, bound, unbound, printed, ready), unbound, printed, ready
+            )
         case Compound(";", (Compound("->", (test, then)), otherwise)):
-            taken = _binds(then, _binds(test, bound, unbound, printed), unbound, printed)
-            return taken & _binds(otherwise, bound, unbound, printed)
+            taken = _binds(
+                then, _binds(test, bound, unbound, printed, ready), unbound, printed, ready
+            )
+            return taken & _binds(otherwise, bound, unbound, printed, ready)
         case Compound(";", (first, second)):
-            return _binds(first, bound, unbound, printed) & _binds(second, bound, unbound, printed)
+            return _binds(first, bound, unbound, printed, ready) & _binds(
+                second, bound, unbound, printed, ready
+            )
         case Compound("->", (test, then)):
-            return _binds(then, _binds(test, bound, unbound, printed), unbound, printed)
+            return _binds(
+                then, _binds(test, bound, unbound, printed, ready), unbound, printed, ready
+            )
         case Compound("write" | "print" | "writeln", (shown,)) | Compound(
             "do", (Compound("write" | "print" | "writeln", (shown,)),)
         ):
@@ -175,8 +195,8 @@ def _binds(
             )
             return bound
         case Compound("do", (Compound(",", (first, second)),)):
-            _binds(Compound("do", (first,)), bound, unbound, printed)
-            return _binds(Compound("do", (second,)), bound, unbound, printed)
+            _binds(Compound("do", (first,)), bound, unbound, printed, ready)
+            return _binds(Compound("do", (second,)), bound, unbound, printed, ready)
         case Compound(functor, args) if functor in TESTS:
             need(*args)
             return bound
@@ -188,7 +208,7 @@ def _binds(
             len(right),
         ):
             for a, b in zip(left, right, strict=True):
-                bound = _binds(Compound("=", (a, b)), bound, unbound, printed)
+                bound = _binds(Compound("=", (a, b)), bound, unbound, printed, ready)
             return bound
         case Compound("=", (left, right)):
             if names(left) <= bound or names(right) <= bound:
@@ -196,7 +216,7 @@ def _binds(
             need(left, right)
             return bound
         case Compound(_, args):
-            return bound | names(goal)
+            return bound if ready and not ready(goal, bound) else bound | names(goal)
     return bound
 
 

@@ -7,17 +7,29 @@ inputs: it binds the others only when, given those, each of its rules' bodies ru
 built-in and call finds what it needs) and binds the rest of its head. A materialised rule
 whose body calls one before binding what it needs is refused when the rules load: evaluated
 bottom-up, the call would be asked without its inputs (an engine error, or no answers where
-there are some).
+there are some). So is an event rule's ``WHERE`` condition (or ``EVENT_MULTIPLY`` goal) that
+calls one before binding what it needs, read as ``condition_bindings`` reads it (starting with
+what its pattern binds): it would run per event without its inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Set
 
 from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.knowledge.datalog.rules import Rule, anonymous, binds, predicate_name
 from reasoner.knowledge.datalog.stratify import Key, Strata
-from reasoner.language.ast import Atom, Compound, Term, variable_names
+from reasoner.language.ast import (
+    Atom,
+    Compound,
+    EventRule,
+    Multiply,
+    Term,
+    Where,
+    variable_names,
+    walk,
+)
+from reasoner.language.check import bound_variables, condition_bindings
 
 
 class _Modes:
@@ -40,7 +52,7 @@ class _Modes:
                 return None
         return (key, args) if key in self.on_demand else None
 
-    def ready(self, goal: Term, bound: set[str]) -> bool:
+    def ready(self, goal: Term, bound: Set[str]) -> bool:
         """Whether ``goal`` can be called with the variables ``bound``."""
         called = self.callee(goal)
         if called is None:
@@ -65,22 +77,26 @@ class _Modes:
         )
 
 
-def check_calls(strata: Strata, prefixes: Mapping[str, str]) -> None:
-    """Refuse a materialised rule that calls an on-demand predicate before binding the
-    arguments that predicate's rules need.
+def check_calls(
+    strata: Strata, prefixes: Mapping[str, str], event_rules: Iterable[EventRule] = ()
+) -> None:
+    """Refuse a materialised rule, or an event rule's ``WHERE`` condition or
+    ``EVENT_MULTIPLY`` goal, that calls an on-demand predicate before binding the arguments
+    that predicate's rules need (a condition starts with what its pattern binds).
 
     Args:
         strata: the program's strata.
         prefixes: the program's prefixes.
+        event_rules: the program's event rules.
     Raises:
         RuleCompileError: at the first such call, naming a variable it needs bound.
 
     >>> check_calls(Strata(()), {})
     """
     modes = _Modes(strata.on_demand, prefixes)
-    refused: list[tuple[Term, set[str]]] = []
+    refused: list[tuple[Term, Set[str]]] = []
 
-    def ready(goal: Term, bound: set[str]) -> bool:
+    def ready(goal: Term, bound: Set[str]) -> bool:
         if modes.ready(goal, bound):
             return True
         refused.append((goal, bound))
@@ -98,9 +114,18 @@ def check_calls(strata: Strata, prefixes: Mapping[str, str]) -> None:
                 bound |= more
             if refused:
                 raise RuleCompileError([_refusal(*refused[0])])
+    if not strata.on_demand:
+        return
+    for event_rule in event_rules:
+        for pattern in walk(event_rule.body):
+            match pattern:
+                case Where(inner, goal) | Multiply(inner, goal):
+                    condition_bindings(goal, bound_variables(inner), ready)
+                    if refused:
+                        raise RuleCompileError([_refusal(*refused[0])])
 
 
-def _refusal(goal: Term, bound: set[str]) -> Diagnostic:
+def _refusal(goal: Term, bound: Set[str]) -> Diagnostic:
     match goal:
         case Compound(functor, args):
             name = f"{functor}/{len(args)}"

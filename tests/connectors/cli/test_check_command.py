@@ -106,3 +106,25 @@ def test_check_refuses_a_materialised_rule_calling_an_on_demand_one_unbound(
         encoding="utf-8",
     )
     assert main(["check", str(bad)]) == 0
+
+
+def test_check_refuses_a_condition_calling_an_on_demand_predicate_unbound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a(X) binds X only: q0, answered per call, would be asked without Y
+    bad = tmp_path / "q.event"
+    bad.write_text(
+        "e(1, 2).\nq0(X, Y) :- \\+ e(Y, X).\nhit(X, Y) <- a(X) WHERE q0(X, Y).\n",
+        encoding="utf-8",
+    )
+    assert main(["check", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{bad}:3:25: variable 'Y' is not bound when q0/2 is called: q0/2 is answered per call "
+        "(top-down) and needs it bound (bind it by an earlier goal)"
+    )
+    bad.write_text(
+        "e(1, 2).\nd(1). d(2).\nq0(X, Y) :- \\+ e(Y, X).\n"
+        "hit(X, Y) <- a(X) WHERE (d(Y), q0(X, Y)).\n",
+        encoding="utf-8",
+    )
+    assert main(["check", str(bad)]) == 0

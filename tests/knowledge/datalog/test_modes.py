@@ -92,3 +92,45 @@ def test_the_engine_refuses_the_program_at_load(tmp_path: Path) -> None:
     rules = FACTS + "\n" + Q0 + "q1(X, Y) :- q0(X, Y), X < Y.\nhit(X) <- a(X, Y) WHERE q1(X, Y).\n"
     with pytest.raises(RuleCompileError, match="variable 'X' is not bound when q0/2 is called"):
         Engine(rules).push(Event.at("a", (1, 3), 1))
+
+
+# An event rule's condition starts with what its pattern binds: a(X) binds X, not Y.
+HIT = "hit(X, Y) <- a(X) WHERE q0(X, Y).\n"
+HIT_REFUSAL = (
+    "r.event:3:25: variable 'Y' is not bound when q0/2 is called: q0/2 is answered per call "
+    "(top-down) and needs it bound (bind it by an earlier goal)"
+)
+
+
+def test_a_condition_calling_an_on_demand_predicate_unbound_is_refused_at_load() -> None:
+    # was: per event, "head variable 'Y' is not bound by the body" (or silently nothing)
+    with pytest.raises(RuleCompileError) as caught:
+        Engine(parse(FACTS + "\n" + Q0 + HIT, file="r.event"))
+    assert str(caught.value).splitlines()[0] == HIT_REFUSAL
+
+
+def test_an_event_multiply_goal_calling_one_unbound_is_refused_at_load() -> None:
+    rules = FACTS + "\n" + Q0 + "\nhit(X, Y) <- a(X) EVENT_MULTIPLY q0(X, Y).\n"
+    with pytest.raises(RuleCompileError) as caught:
+        Engine(parse(rules, file="r.event"))
+    assert str(caught.value).splitlines()[0] == (
+        "r.event:4:34: variable 'Y' is not bound when q0/2 is called: q0/2 is answered per call "
+        "(top-down) and needs it bound (bind it by an earlier goal)"
+    )
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "hit(X, Y) <- a(X) WHERE (d(Y), q0(X, Y)).\n",
+        "hit(X, Y) <- a(X) SEQ b(Y) WHERE q0(X, Y).\n",
+    ],
+)
+def test_a_condition_binding_what_the_call_needs_first_runs(rule: str) -> None:
+    events = [Event.at("a", (x,), t) for t, x in enumerate(D, start=1)]
+    if "b(Y)" in rule:
+        events += [Event.at("b", (y,), 10 + t) for t, y in enumerate(D)]
+    found = {e.args for e in Engine(FACTS + "\n" + Q0 + rule).run(events)}
+    # q0(X, Y) holds when e(Y, X) is not a fact: every pair but (2, 1), (1, 2), (1, 3), (3, 2)
+    assert found == {(x, y) for x, y in product(D, D) if (y, x) not in E}
+    assert len(found) == 12
