@@ -210,9 +210,10 @@ class Engine:
         network = compile_program(
             program, self._options, first_node=len(self._nodes), first_rule=rules_before
         )
-        self.program = self.program + program
-        if self._own_facts:
-            self._runtime.knowledge = program_knowledge(self.program)
+        combined = self.program + program
+        if self._own_facts:  # (built before anything changes: it may refuse the rules)
+            self._runtime.knowledge = program_knowledge(combined)
+        self.program = combined
         self._compiled = [rules_before + len(program.event_rules), outputs_before]
         self._instantiate(network, program.event_rules, rules_before)
 

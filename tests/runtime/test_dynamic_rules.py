@@ -25,7 +25,13 @@ from test_aggregates import programs as aggregate_programs
 from test_aggregates import streams as aggregate_streams
 
 from connectors.cli import main
-from reasoner.errors import EngineError, RuleCompileError, RuleSyntaxError, SnapshotError
+from reasoner.errors import (
+    EngineError,
+    ReasonerError,
+    RuleCompileError,
+    RuleSyntaxError,
+    SnapshotError,
+)
 from reasoner.language.ast import EventAtom, Program
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -256,7 +262,11 @@ def test_bad_changes_change_nothing() -> None:
         engine.add_rules("e <- a SEQ.")
     with pytest.raises(RuleCompileError, match="recursion"):
         engine.add_rules("c <- d SEQ b.")  # c, read under NOT by d, would depend on d
+    # refused when the knowledge is built: q0/2 is answered per call and needs Y bound
+    with pytest.raises(ReasonerError, match="'Y' is not bound when q0/2 is called"):
+        engine.add_rules("q0(X, Y) :- \\+ e(Y, X).\nh(X, Y) <- g(X) WHERE q0(X, Y).")
     assert engine.network() == network
+    assert engine.program == Engine(text).program
     assert engine.push(Event.at("b", (), 2)) == unchanged.push(Event.at("b", (), 2))
 
 
