@@ -4,7 +4,9 @@ Spark hands a Python worker the paths of new files; :func:`file_rows` reads one 
 :func:`connectors.events.inputs.open_events` (as ``reasoner spark replay`` does: the files must
 be readable at the same path on every executor), so a line is an event or a rejection with the
 same reason and line number as in ``reasoner run``. Every row names its partition key value
-(as JSON; one group for a program with a global remainder), so that Spark can group by it.
+(by the text of its equality class, :func:`reasoner.runtime.batches.key_text`, so that ``2``
+and ``2.0`` are one key; one group for a program with a global remainder), so that Spark can
+group by it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from connectors.events.inputs import open_events
 from connectors.events.rejects import InputFormatError, Position, Rejected
 from connectors.events.times import TimeStyle
+from reasoner.runtime.batches import key_text
 from reasoner.runtime.checkpoint import encode
 from reasoner.runtime.events import Event
 
@@ -43,7 +46,7 @@ class Keys:
         if self.whole:
             return WHOLE
         position = dict(self.positions).get((event.name, len(event.args)))
-        return WHOLE if position is None else json.dumps(encode(event.args[position]))
+        return WHOLE if position is None else key_text(event.args[position])
 
 
 def local_path(uri: str) -> str:

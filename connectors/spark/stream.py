@@ -81,6 +81,12 @@ KEY_GROUPS = 64
 #: The group of the rejected lines.
 _REJECTS_GROUP = -1
 
+#: The file of a checkpoint recording its state's layout, and this version's layout (keys named
+#: by :func:`reasoner.runtime.batches.key_text`, hashed into :data:`KEY_GROUPS` groups): a
+#: checkpoint of another layout, or an older one without the file, would orphan its keys' state.
+LAYOUT_FILE = "reasoner-layout"
+LAYOUT = f"spark stream state 2: keys by key_text, {KEY_GROUPS} key groups\n"
+
 #: Where each kind of output goes under ``--out`` (folder, file suffix).
 FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
 
@@ -302,6 +308,7 @@ def run_stream(
     default: the session's shuffle partitions). ``knowledge``: refreshed every
     ``refresh_every`` seconds and on SIGHUP, as ``reasoner run`` refreshes it, each
     micro-batch using one version (:mod:`connectors.spark.versions`)."""
+    check_layout(Path(checkpoint))
     if partitions is not None:
         spark = spark.newSession()  # (its own SQL settings; the same Spark context)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
@@ -316,6 +323,32 @@ def run_stream(
         sink.republish()
         _run(spark, job, sink, source, checkpoint, trigger, files_per_batch)
     return sink.counts
+
+
+def check_layout(checkpoint: Path) -> None:
+    """Record this version's state layout in a new (absent or empty) checkpoint folder, or
+    check that an existing checkpoint has it.
+
+    Raises:
+        ReasonerError: for a checkpoint of another layout or of an older version (without
+            the file): its keys' state is named otherwise, so resuming it would lose it.
+    """
+    marker = checkpoint / LAYOUT_FILE
+    if marker.is_file():
+        found = marker.read_text(encoding="utf-8", errors="replace")
+        if found == LAYOUT:
+            return
+        reason = f"of another state layout ({found.strip()!r}; this version: {LAYOUT.strip()!r})"
+    elif checkpoint.is_dir() and any(checkpoint.iterdir()):
+        reason = f"of an older version (it has no {LAYOUT_FILE} file)"
+    else:
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        write_aside(marker, lambda f: f.write(LAYOUT.encode("utf-8")))
+        return
+    raise ReasonerError(
+        f"{checkpoint}: a checkpoint {reason}: its keys' state is named otherwise and would "
+        "be lost; start a new checkpoint folder (--checkpoint)"
+    )
 
 
 def _run(

@@ -79,8 +79,20 @@ def key_owner(key: Any, workers: int) -> int:
     >>> key_owner("S1", 1000), key_owner(0.5, 1000) == key_owner(Fraction(1, 2), 1000)
     (411, True)
     """
-    text = repr(key) if type(key) is str else _canonical(key)
-    return zlib.crc32(text.encode("utf-8", "surrogatepass")) % workers
+    return zlib.crc32(key_text(key).encode("utf-8", "surrogatepass")) % workers
+
+
+def key_text(key: Any) -> str:
+    """The text of a key value's equality class (what :func:`key_owner` hashes, and what
+    ``reasoner spark stream`` names a key's state by): equal for the values the engine joins
+    as one, different for the others.
+
+    >>> key_text(2) == key_text(2.0) == key_text(Fraction(2)), key_text(1) == key_text(True)
+    (True, True)
+    >>> key_text("2"), key_text(2.5), key_text((1.0, "a"))
+    ("'2'", '5/2', "(1, 'a')")
+    """
+    return repr(key) if type(key) is str else _canonical(key)
 
 
 def _canonical(value: Any) -> str:

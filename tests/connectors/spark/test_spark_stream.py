@@ -19,7 +19,7 @@ from connectors.cli import main
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
 from connectors.spark import detect
-from connectors.spark.stream import Job, Sink, build_query, make_job, run_stream
+from connectors.spark.stream import LAYOUT_FILE, Job, Sink, build_query, make_job, run_stream
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.loader import load_rules
@@ -432,3 +432,63 @@ def test_explain_writes_the_derivations_reasoner_run_explain_writes(
     assert len(found) == 12
     pair = next(d for d in found if d["name"] == "pair")
     assert [s["rule"]["at"] for s in pair["why"]["from"]] == [f"{rules}:3:1"] * 2
+
+
+def test_equal_keys_of_other_number_types_share_one_keys_state(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # 2.0 and 2 are one key for the engine's joins (their JSON, "2.0" and "2", named two keys).
+    rules = tmp_path / "rules.event"
+    rules.write_text("c(X) <- a(X) SEQ b(X).\n", encoding="utf-8")
+    source = tmp_path / "source"
+    source.mkdir()
+    events = [
+        {"name": "a", "args": [2.0], "time": 1},
+        {"name": "b", "args": [2], "time": 2},
+        {"name": "b", "args": [2.5], "time": 3},
+        {"name": "tick", "args": [], "time": 100},
+    ]
+    first = _put(source, "a.jsonl", [json.dumps(e) for e in events])
+    counts = run_stream(
+        spark,
+        make_job(load_rules([rules]), fmt="jsonl", lateness=0, options={}),
+        source=str(source),
+        checkpoint=str(tmp_path / "checkpoint"),
+        out=str(tmp_path / "out"),
+        trigger={"availableNow": True},
+        publish=lambda detections: None,
+        partitions=2,
+    )
+    expected = _reasoner_run(tmp_path, rules, [first], 0)
+    assert [json.loads(line)["args"] for line in expected] == [[2.0]]
+    assert (counts["events"], _outputs(tmp_path / "out", "detections")) == (4, expected)
+
+
+def test_a_checkpoint_of_an_older_or_another_layout_is_refused_untouched(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An older checkpoint named its keys' state by their JSON ("2.0"): resumed, that state
+    # would never be found again; so one without the layout file, or with another, is refused.
+    rules = tmp_path / "rules.event"
+    rules.write_text(RULES, encoding="utf-8")
+    (tmp_path / "source").mkdir()
+    checkpoint = tmp_path / "ck"
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "metadata").write_text('{"id":"x"}\n', encoding="utf-8")
+    argv = ["spark", "stream", str(rules), "--source", str(tmp_path / "source")]
+    argv += ["--checkpoint", str(checkpoint), "--out", str(tmp_path / "out")]
+    assert main(argv) == 1
+    advice = "its keys' state is named otherwise and would be lost; start a new checkpoint folder"
+    assert capsys.readouterr().err == (
+        f"reasoner: {checkpoint}: a checkpoint of an older version (it has no reasoner-layout "
+        f"file): {advice} (--checkpoint)\n"
+    )
+    (checkpoint / LAYOUT_FILE).write_text("spark stream state 1\n", encoding="utf-8")
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (
+        f"reasoner: {checkpoint}: a checkpoint of another state layout ('spark stream state 1'; "
+        "this version: 'spark stream state 2: keys by key_text, 64 key groups'): "
+        f"{advice} (--checkpoint)\n"
+    )
+    assert sorted(p.name for p in checkpoint.iterdir()) == ["metadata", "offsets", LAYOUT_FILE]
+    assert not (tmp_path / "out").exists()
