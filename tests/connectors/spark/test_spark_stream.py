@@ -19,7 +19,15 @@ from connectors.cli import main
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
 from connectors.spark import detect
-from connectors.spark.stream import LAYOUT_FILE, Job, Sink, build_query, make_job, run_stream
+from connectors.spark.stream import (
+    LAYOUT_FILE,
+    Job,
+    Sink,
+    build_query,
+    check_layout,
+    make_job,
+    run_stream,
+)
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.language.loader import load_rules
@@ -175,6 +183,7 @@ def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
 
     session = spark.newSession()
     session.conf.set("spark.sql.shuffle.partitions", "2")
+    check_layout(crashed / "checkpoint")  # (as run_stream starts a checkpoint)
     query = (
         build_query(session, _job(1), str(source), files_per_batch=1)
         .writeStream.foreachBatch(crash_after_writing)
