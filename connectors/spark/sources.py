@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from connectors.events.inputs import open_events
@@ -41,11 +41,15 @@ class Keys:
 
     positions: tuple[tuple[tuple[str, int], int], ...]
     whole: bool  # the program has a global remainder: everything runs in one group
+    _by_type: dict[tuple[str, int], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_type", dict(self.positions))
 
     def key(self, event: Event) -> str:
         if self.whole:
             return WHOLE
-        position = dict(self.positions).get((event.name, len(event.args)))
+        position = self._by_type.get((event.name, len(event.args)))
         return WHOLE if position is None else key_text(event.args[position])
 
 
