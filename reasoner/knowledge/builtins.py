@@ -31,7 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from reasoner.errors import EngineError
-from reasoner.values import IRI, Value
+from reasoner.values import IRI, Struct, Value
 
 Number = int | float | Fraction
 Pattern = tuple[Value | None, ...]
@@ -265,6 +265,56 @@ NUMERIC_TESTS: dict[str, Callable[[Any, Any], bool]] = {
 #: Numeric comparisons: false (never an error) when either side is not a number.
 COMPARISONS: dict[str, Callable[[Value, Value], bool]] = {
     op: _numeric(test) for op, test in NUMERIC_TESTS.items()
+}
+
+
+# ------------------------------------------------- standard order of terms
+
+
+def order_key(value: Value) -> tuple[Any, ...]:
+    """``value``'s place in Prolog's standard order of terms, as a key Python compares.
+
+    Numbers < atoms and strings < IRIs < compound terms. Numbers compare by value (NaN
+    first); equal values put a float before a rational before an integer (``1.0 @< 1``).
+    Atoms, strings and IRIs compare by their text, character code by character code (atoms
+    and strings are one kind of value here: ``'GO'`` and ``"GO"`` are equal). Compound terms
+    compare by arity, then name, then arguments left to right; a list is ``'.'(Head, Tail)``
+    and ``[]`` the atom ``'[]'`` (so a list that is a prefix of another is before it).
+
+    >>> sorted([Struct("f", (1,)), "b", (1, 2), 2, 1.0, "a", IRI("http://e/x"), 1], key=order_key)
+    [1.0, 1, 2, 'a', 'b', IRI(value='http://e/x'), (1, 2), Struct(functor='f', args=(1,))]
+    """
+    match value:
+        case bool():
+            raise EvaluationError(f"not a term value: {value!r}")
+        case int() | float() | Fraction():
+            if value != value:  # NaN
+                return (0, 0)
+            return (0, 1, value, _NUMBER_RANK[value.__class__])
+        case str():
+            return (1, value)
+        case IRI(text):
+            return (2, text)
+        case Struct(functor, args):
+            return (3, len(args), functor, tuple(order_key(a) for a in args))
+        case ():
+            return (1, "[]")
+        case tuple():
+            # '.'(H, T) with T again a list: comparing the items left to right, a shorter
+            # list first (its tail is '[]', an atom, before any compound).
+            return (3, 2, ".", tuple(order_key(a) for a in value))
+    raise EvaluationError(f"not a term value: {value!r}")
+
+
+_NUMBER_RANK = {float: 0, Fraction: 1, int: 2}
+
+#: Prolog's standard-order comparisons (``@<`` ...), by name: they compare any two values
+#: without evaluating them (``1+2 @< 3`` compares the compound ``+(1, 2)`` with 3).
+TERM_ORDER: dict[str, Callable[[Value, Value], bool]] = {
+    "@<": lambda a, b: order_key(a) < order_key(b),
+    "@>": lambda a, b: order_key(a) > order_key(b),
+    "@=<": lambda a, b: order_key(a) <= order_key(b),
+    "@>=": lambda a, b: order_key(a) >= order_key(b),
 }
 
 

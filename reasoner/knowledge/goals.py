@@ -37,6 +37,7 @@ from reasoner.knowledge.builtins import (
     NUMERIC_TESTS,
     PLAIN_NUMBERS,
     RELATIONS,
+    TERM_ORDER,
     EvaluationError,
     Relation,
 )
@@ -321,6 +322,8 @@ class _Compiler:
                 return _test_node(lambda env, kb: not inner(env, kb))
             case Compound(op, (left, right)) if op in COMPARISONS:
                 return self.comparison(op, left, right)
+            case Compound(op, (left, right)) if op in TERM_ORDER:
+                return self.term_order(op, left, right)
             case Compound("is", (left, right)):
                 return self.is_(left, right)
             case Compound("=", (left, right)):
@@ -486,6 +489,18 @@ class _Compiler:
                 return False
 
         return _test_node(general)
+
+    def term_order(self, op: str, left: Term, right: Term) -> _Node:
+        """``@<`` and the like: the two values in the standard order of terms (unevaluated)."""
+        compare, lget, rget = TERM_ORDER[op], self.arg(left).get, self.arg(right).get
+
+        def test(env: Env, kb: Knowledge) -> bool:
+            lv, rv = lget(env), rget(env)
+            if lv is None or rv is None:
+                raise EngineError(f"{op}: argument is not sufficiently instantiated")
+            return compare(lv, rv)
+
+        return _test_node(test)
 
     def is_(self, left: Term, right: Term) -> _Node:
         target, expr = self.arg(left), self.arithmetic(right)

@@ -114,6 +114,7 @@ Ready = Callable[[Term, Set[str]], bool]
 #: prints as ``_``, as Prolog prints a fresh one).
 TESTS = frozenset(
     {"<", ">", "=<", ">=", "=:=", "=\\=", "==", "\\==", "\\=", "\\+", "not"}
+    | {"@<", "@>", "@=<", "@>="}
     | {"do", "write", "print", "writeln"}
 )
 

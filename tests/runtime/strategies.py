@@ -63,7 +63,7 @@ def _where(p: Pattern) -> st.SearchStrategy[Pattern]:
     test = st.builds(
         lambda v, op, n: Where(p, Compound(op, (Var(v), Number(n)))),
         st.sampled_from(bound),
-        st.sampled_from(["<", ">=", "=:=", "=\\="]),
+        st.sampled_from(["<", ">=", "=:=", "=\\=", "@<"]),
         st.integers(0, 2),
     )
     # Z = v + n, or Z = n (a test when p binds Z already)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from reasoner.errors import Diagnostic, RuleCompileError
-from reasoner.knowledge.builtins import COMPARISONS, RELATIONS
+from reasoner.knowledge.builtins import COMPARISONS, RELATIONS, TERM_ORDER
 from reasoner.knowledge.goals import DEFAULT_PREFIXES
 from reasoner.language.ast import (
     Atom,
@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 #: Control constructs and built-ins that are not predicates of the knowledge.
 _CONTROL = frozenset({",", ";", "->", "\\+", "not", "is", "=", "\\=", "==", "\\=="})
+#: Two-argument tests: they bind nothing and need every variable bound.
+_TESTS = frozenset({*COMPARISONS, *TERM_ORDER, "\\=", "==", "\\=="})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,7 @@ def _literal(goal: Term, prefixes: Mapping[str, str]) -> Literal:
 def _is_call(functor: str, arity: int) -> bool:
     return (
         functor not in _CONTROL
-        and not (functor in COMPARISONS and arity == 2)
+        and not (functor in _TESTS and arity == 2)
         and (functor, arity) not in RELATIONS
     )
 
@@ -219,7 +221,7 @@ def binds(goal: Term, bound: set[str], ready: Ready = _any_call) -> set[str] | N
             if set(variable_names(left)) <= bound or set(variable_names(right)) <= bound:
                 return set(variable_names(left, right))
             return None
-        case Compound(op, (left, right)) if op in COMPARISONS or op in ("\\=", "==", "\\=="):
+        case Compound(op, (left, right)) if op in _TESTS:
             return set() if set(variable_names(left, right)) <= bound else None
         case Compound(functor, args) if (functor, len(args)) in RELATIONS:
             # Built-in relations have modes; bound inputs are the caller's duty at run time.
