@@ -282,7 +282,7 @@ def order_key(value: Value) -> tuple[Any, ...]:
     and ``[]`` the atom ``'[]'`` (so a list that is a prefix of another is before it).
 
     >>> sorted([Struct("f", (1,)), "b", (1, 2), 2, 1.0, "a", IRI("http://e/x"), 1], key=order_key)
-    [1.0, 1, 2, 'a', 'b', IRI(value='http://e/x'), (1, 2), Struct(functor='f', args=(1,))]
+    [1.0, 1, 2, 'a', 'b', IRI(value='http://e/x'), Struct(functor='f', args=(1,)), (1, 2)]
     """
     match value:
         case bool():
