@@ -101,10 +101,16 @@ def programs(draw: st.DrawFn) -> Program:
 
 
 @st.composite
-def streams(draw: st.DrawFn) -> list[Event]:
+def streams(draw: st.DrawFn, ties: bool | None = False) -> list[Event]:
+    """Up to 9 events ending at 0 to 8, or with ``ties`` 3 to 9, each ending with the one
+    before it or just after: where the order of simultaneous events must not matter (None:
+    one draw in three)."""
     events = []
-    for _ in range(draw(st.integers(0, 9))):
-        end = draw(st.integers(0, 8))
+    if ties is None:
+        ties = draw(st.sampled_from([False, False, True]))
+    end = 0
+    for _ in range(draw(st.integers(3 if ties else 0, 9))):
+        end = end + draw(st.sampled_from([0, 0, 1])) if ties else draw(st.integers(0, 8))
         start = end - draw(st.sampled_from([0, 0, 0, 1, 2]))
         events.append(
             Event(
@@ -133,6 +139,19 @@ edge_programs = st.one_of(
     st.builds(lambda n, p, q: _single_rule(Not(n, p, q)), atoms, _operands, _operands),
     programs(),
 )
+
+
+@st.composite
+def forall_programs(draw: st.DrawFn) -> Program:
+    """One rule whose top operator is FORALL_SEQ over small operands: with :func:`streams`,
+    occurrences of its second operand end together, and must all take the waiting first ones."""
+    body = Binary("forall_seq", draw(_operands), draw(_operands))
+    # the head shows the second operand's own values, when it has some: that is where
+    # occurrences ending together differ
+    own = sorted(bound_variables(body.right) - bound_variables(body.left))
+    if own:
+        return Program((EventRule(EventAtom("d0", (Var(draw(st.sampled_from(own))),)), body),))
+    return _single_rule(body)
 
 
 @st.composite
