@@ -517,7 +517,9 @@ class _Builder:
                 )
             case Binary("cnot" | "fnot" as op, left, unless):
                 kept = self.build(left, scope)
-                blocker = self.build(unless, _Scope(scope.window))
+                # A CNOT blocker lies inside the occurrence, so within its windows; an FNOT
+                # blocker only has to end inside the window's memory (_blocks), however long.
+                blocker = self.build(unless, _Scope(scope.window if op == "cnot" else None))
                 guard = _Guard(op, self.alternative, self.network.number(), scope.window)
                 return self._parent(guard, [kept, blocker])
             case Binary("forall_seq", left, right):
