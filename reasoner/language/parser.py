@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import lark
 from lark import Token, Transformer
@@ -320,6 +320,8 @@ class SourceTransformer(Transformer[Token, Any]):
         return RuleSyntaxError([Diagnostic(message, span, "error", line)])
 
 
+_T = TypeVar("_T")
+
 #: Where a node starts or ends: (line, column, offset in the text).
 _Place = tuple[int, int, int]
 
@@ -374,6 +376,16 @@ class _ToAst(SourceTransformer):
         (line, column, _), (end_line, end_column, _) = self.here
         return Span(self.file, line, column, end_line, end_column)
 
+    def numeral(self, read: Callable[[Any], _T], token: Token) -> _T:
+        """``read(token)``; a rational with denominator 0 (``1r0``) is refused here."""
+        try:
+            return read(token)
+        except ZeroDivisionError:
+            raise self.error(
+                f"expected a rational with a nonzero denominator, found '{token}'",
+                self.token_span(token),
+            ) from None
+
     def start(self, children: list[_Raw]) -> list[_Raw]:
         return children
 
@@ -385,7 +397,7 @@ class _ToAst(SourceTransformer):
 
     @_built
     def number(self, children: list[Token]) -> Number:
-        return Number(_number(str(children[0])), self.located())
+        return Number(self.numeral(_number, children[0]), self.located())
 
     @_built
     def string(self, children: list[Token]) -> String:
@@ -523,7 +535,7 @@ class _ToAst(SourceTransformer):
 
     @_built
     def window_size(self, children: list[Token]) -> tuple[int | float | Fraction, str | None]:
-        return _seconds(children[0])
+        return self.numeral(_seconds, children[0])
 
     @_built
     def window(self, children: list[Any]) -> Window:

@@ -49,6 +49,13 @@ SYNTAX = [
         "expected '.', WHERE, EVENT_MULTIPLY, do, ',' or an operator, found 'SEQ'",
     ),
     (
+        "c(X) <- a(X) WHERE X > 1r0.",
+        1,
+        24,
+        "expected a rational with a nonzero denominator, found '1r0'",
+    ),
+    ("e <- (a).1r0.", 1, 10, "expected a rational with a nonzero denominator, found '1r0'"),
+    (
         "X <- a.",
         1,
         1,

@@ -41,6 +41,20 @@ def test_check_broken_file_names_first_syntax_error(
     assert "    c(X) <- a(X) b(X).\n                 ^" in err
 
 
+def test_check_refuses_a_zero_denominator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.etr"
+    bad.write_text("c(X) <- a(X) WHERE X > 1r0.\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"{bad}:1:24: expected a rational with a nonzero denominator, found '1r0'",
+        "    c(X) <- a(X) WHERE X > 1r0.",
+        "                           ^",
+    ]
+
+
 def test_check_reports_every_compile_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
