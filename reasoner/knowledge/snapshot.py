@@ -127,12 +127,15 @@ class Snapshot:
     strata: Strata = field(repr=False)
     closure: Closure = field(repr=False)
     stats: Mapping[str, float] = field(default_factory=dict)
-    #: Answers of on-demand predicates, by (predicate, pattern); see :meth:`solve`.
-    answers: dict[tuple[str, tuple[Value | None, ...]], tuple[Row, ...]] = field(
+    #: Answers of on-demand predicates, by (predicate, pattern); see :meth:`solve` (a
+    #: pattern holding other values than strings, IRIs and ints is keyed by :func:`_exact`).
+    answers: dict[tuple[str, tuple[object, ...]], tuple[Row, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
-    #: Whether ground calls of on-demand predicates hold, by (predicate, call).
-    held: dict[tuple[str, Row], bool] = field(default_factory=dict, repr=False, compare=False)
+    #: Whether ground calls of on-demand predicates hold, by (predicate, call), keyed alike.
+    held: dict[tuple[str, tuple[object, ...]], bool] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (sent to a worker process), a snapshot leaves its store and its answers
@@ -165,7 +168,11 @@ class Snapshot:
         rules = found.holds
 
         def holds(row: Row) -> bool:
-            key = (predicate, row)
+            key: tuple[str, tuple[object, ...]] = (predicate, row)
+            for value in row:  # (inlined _key: this runs per event)
+                if type(value) not in _PLAIN:
+                    key = (predicate, _exact(row))
+                    break
             known = self.held.get(key)
             if known is None:
                 known = rules(row)
@@ -177,7 +184,7 @@ class Snapshot:
         return Procedure(lambda pattern: iter(self._answers(predicate, pattern)), holds)
 
     def _answers(self, predicate: str, pattern: tuple[Value | None, ...]) -> tuple[Row, ...]:
-        key = (predicate, pattern)
+        key = (predicate, _key(pattern))
         rows = self.answers.get(key)
         if rows is None:
             rows = tuple(self.knowledge.solve(predicate, pattern))
@@ -185,6 +192,42 @@ class Snapshot:
                 self.answers.clear()
             self.answers[key] = rows
         return rows
+
+
+#: Types whose equal values are the same term: a row of these alone is its own cache key.
+_PLAIN = frozenset({str, IRI, int, type(None)})
+
+
+def _key(values: tuple[Value | None, ...]) -> tuple[object, ...]:
+    """``values`` themselves when all are of :data:`_PLAIN` types (the common case, kept
+    cheap: the caches are read per event), else :func:`_exact` of them."""
+    for value in values:
+        if type(value) not in _PLAIN:
+            return _exact(values)
+    return values
+
+
+def _exact(values: tuple[Value | None, ...]) -> tuple[object, ...]:
+    """``values`` as a cache key telling apart the terms Python finds equal (``1``, ``1.0``,
+    ``Fraction(1)``), which the standard order of terms (``@<``) tells apart.
+
+    >>> _exact((1, 1.0)) == _exact((1, 1)), _exact((1, 1.0)) == _exact((1, 1.0))
+    (False, True)
+    """
+    return tuple(map(_term, values))
+
+
+def _term(value: Value | None) -> object:
+    """A value not of a :data:`_PLAIN` type keyed with its type (lists and compounds by
+    their members')."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is Struct:
+        return Struct, value.functor, _exact(value.args)  # type: ignore[union-attr]
+    if kind is tuple:
+        return tuple, _exact(value)  # type: ignore[arg-type]
+    return kind, value
 
 
 def _detached(

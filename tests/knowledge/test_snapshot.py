@@ -258,3 +258,29 @@ def test_on_demand_answers_are_kept_per_version_and_a_refresh_starts_over(
     for d in (25, 24, 35):  # 25 found it full (of the 50s), 24 joined it, 35 started over
         assert test({"O": o, "Limit": 40, "D": d}, second) is (d == 35)
     assert second.held == {("excess", (o, 40, 35)): True}
+
+
+@pytest.mark.parametrize("order", [(1.0, 1), (1, 1.0)])
+def test_kept_calls_tell_apart_numbers_the_standard_order_tells_apart(
+    order: tuple[float | int, ...],
+) -> None:
+    # 1 == 1.0 in Python, but 1.0 @< 1 holds and 1 @< 1 does not (a float comes first when
+    # equal): p(1) and p(1.0) are two calls, whatever order they come in.
+    from reasoner.language.parser import parse
+    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.events import Event
+    from reasoner.values import Struct
+
+    text = "p(X) :- X @< 1.\nq(X) :- X @< f(1).\nh(X) <- a(X) WHERE p(X).\n"
+    program = parse(text)
+    engine = Engine(program, knowledge=KnowledgeBase([], program=program).snapshot())
+    found = [d.args for t, v in enumerate(order) for d in engine.push(Event("a", (v,), t, t))]
+    assert found == [(1.0,)]  # as the engine's own knowledge answers (1.0 @< 1 only)
+    snapshot = KnowledgeBase([], program=program).snapshot()
+    holds = snapshot.procedure("q", 1).holds
+    compounds = [Struct("f", (v,)) for v in order]  # f(1.0) @< f(1), f(1) @< f(1) is not
+    assert [holds((c,)) for c in compounds] == [isinstance(v, float) for v in order]
+    p = snapshot.procedure("p", 1)
+    assert [list(p.solve((v,))) for v in order] == [
+        [(v,)] if isinstance(v, float) else [] for v in order
+    ]
