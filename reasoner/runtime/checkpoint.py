@@ -136,19 +136,58 @@ def restore(engine: Engine, data: bytes, rules: Derivations | None = None) -> No
 
     An engine that made the first of the rule changes the snapshot's engine made (by its
     actions; none at all: built from the same rules) makes the others first, in order: a new
-    engine takes a snapshot taken after actions changed the rules (those changes stay made
-    when the snapshot is then refused for another reason)."""
+    engine takes a snapshot taken after actions changed the rules. They are made, and the
+    snapshot restored, on a copy of the engine's rules first: refused, nothing changed."""
     state = unpack(data)
     changes = state.get("changes", [])
     made = engine._changes
     if len(changes) > len(made) and all(
         isinstance(c, list) and list(m) == c for m, c in zip(made, changes, strict=False)
     ):
-        try:
-            for name, text in changes[len(made) :]:
-                engine._change(str(name), str(text))
-        except (ReasonerError, ValueError, TypeError) as error:
-            raise SnapshotError(f"the snapshot's rule changes cannot be made ({error})") from None
+        more = [(str(name), str(text)) for name, text in changes[len(made) :]]
+        _load(_probe(engine), state, rules, more)  # (raises SnapshotError, engine unchanged)
+        _load(engine, state, rules, more)
+    else:
+        _load(engine, state, rules, [])
+
+
+def _probe(engine: Engine) -> Engine:
+    """A new engine compiled as ``engine`` is: built from its program as written, with its
+    options and knowledge, then making the rule changes it made (to make a snapshot's further
+    changes on); SnapshotError when that does not give the engine's network."""
+    from reasoner.runtime.engine import Engine
+
+    if type(engine) is Engine:  # (stage engines make no rule changes: nothing to check)
+        own = engine._own_facts
+        probe = Engine("", knowledge=None if own else engine._runtime.knowledge, **engine.options())
+        probe._actions = engine._actions  # (the rules' actions, for compiling them)
+        written = engine._written or engine.program
+        probe._add(written)
+        probe._given_static = written.static_rules
+        for name, text in engine._changes:
+            probe._change(name, text)
+        if _compiled(probe) == _compiled(engine):
+            return probe
+    raise SnapshotError(
+        "the snapshot's rule changes cannot be checked on this engine (its rules were "
+        "changed otherwise): restore it into an engine built from the rules"
+    )
+
+
+def _compiled(engine: Engine) -> tuple[Any, ...]:
+    """What an engine's next rule changes compile into, besides their own rules."""
+    return fingerprint(engine), len(engine._nodes), engine._removed, engine._compiled
+
+
+def _load(
+    engine: Engine, state: dict[str, Any], rules: Derivations | None, changes: list[tuple[str, str]]
+) -> None:
+    """Make the rule ``changes``, then put the snapshot's ``state`` in ``engine``."""
+    try:
+        for name, text in changes:
+            engine._change(name, text)
+    except (ReasonerError, ValueError, TypeError) as error:
+        raise SnapshotError(f"the snapshot's rule changes cannot be made ({error})") from None
     if state.get("fingerprint") != fingerprint(engine):
         raise SnapshotError(
             "the snapshot was taken from another program (or with other engine options): "

@@ -147,6 +147,7 @@ class Engine:
         self._deferred: list[Callable[[], object]] = []  # those changes, in order
         #: the rule changes actions made, in order (snapshots carry them: checkpoint.restore)
         self._changes: list[tuple[str, str]] = []
+        self._written: Program | None = None  # the program before the first of them
         # the static rules the engine was given (the actions' changes aside)
         self._given_static: tuple[StaticRule, ...] = ()
         # the snapshot fingerprint (reasoner.runtime.checkpoint) of the program it was computed
@@ -589,6 +590,8 @@ class Engine:
     def _change(self, name: str, text: str) -> None:
         """Make one rule change of :meth:`_rule_action` (the event is processed) and record
         it."""
+        if not self._changes:
+            self._written = self.program
         if name in ("ins_event_rule", "ins_static_rule"):
             self._add(text)
         elif name == "del_event_rule":

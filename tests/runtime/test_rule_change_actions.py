@@ -219,3 +219,75 @@ def _made(rules: str, events: list[Event]) -> Engine:
     for e in events:
         engine.push(e)
     return engine
+
+
+INSERTS = "n <- a do ins_event_rule('d(Y) <- c(Y).').\n"
+
+
+def test_a_refused_snapshot_makes_none_of_its_rule_changes() -> None:
+    # The snapshot's changes are made and checked on a copy first: refused (other options
+    # here), the engine keeps its rules and detects as one that never saw the snapshot.
+    other = Engine(INSERTS, policy="recent")
+    other.push(Event.at("a", (), 1))
+    engine, twin = Engine(INSERTS), Engine(INSERTS)
+    with pytest.raises(SnapshotError, match="another program"):
+        engine.restore(other.snapshot())
+    assert engine.program == twin.program
+    assert len(engine.program.event_rules) == 1
+    assert engine.snapshot() == twin.snapshot()
+    stream = [Event.at("c", (5,), 2), Event.at("a", (), 3), Event.at("c", (6,), 4)]
+    assert [engine.push(e) for e in stream] == [
+        [],
+        [Event("n", (), 3, 3)],
+        [Event("d", (6,), 4, 4)],
+    ]
+    assert [twin.push(e) for e in stream] == [[], [Event("n", (), 3, 3)], [Event("d", (6,), 4, 4)]]
+
+
+def test_a_parallel_engine_refusing_its_global_part_changes_nothing() -> None:
+    # (a one-engine ParallelEngine's global part, replaced by a refused engine snapshot
+    # carrying rule changes: the global engine keeps its rules)
+    other = Engine(INSERTS, policy="recent")
+    other.push(Event.at("a", (), 1))
+    with ParallelEngine(INSERTS, workers=2) as engine, ParallelEngine(INSERTS) as twin:
+        state = checkpoint.unpack(engine.snapshot())
+        state["global"] = other.snapshot().decode("utf-8")
+        with pytest.raises(SnapshotError, match="another program"):
+            engine.restore(checkpoint.pack(state))
+        assert engine.snapshot() == twin.snapshot()
+        stream = [Event.at("c", (5,), 2), Event.at("a", (), 3), Event.at("c", (6,), 4)]
+        found = list(engine.run(stream))
+        assert found == list(twin.run(stream)) == [Event("n", (), 3, 3), Event("d", (6,), 4, 4)]
+
+
+DELETES = """
+noop <- a do ins_event_rule(r 'rule:' got(Y) <- x(Y)).
+noop <- k do del_event_rule(r).
+noop <- m do ins_event_rule(q 'rule:' kept(Y) <- x(Y)).
+"""
+
+
+def test_an_engine_that_deleted_a_rule_makes_the_snapshots_further_changes() -> None:
+    # (the copy the changes are checked on makes this engine's changes too: the deleted
+    # rule's nodes keep their numbers, and the next rule's nodes come after them)
+    ahead, behind = Engine(DELETES), Engine(DELETES)
+    for time, name in enumerate("akm", 1):
+        ahead.push(Event.at(name, (), time))
+        if name != "m":
+            behind.push(Event.at(name, (), time))
+    behind.restore(ahead.snapshot())
+    assert behind.snapshot() == ahead.snapshot()
+    assert behind.push(Event.at("x", (9,), 9)) == [Event("kept", (9,), 9, 9)]
+
+
+def test_an_engine_whose_rules_were_changed_otherwise_refuses_changes_unchanged() -> None:
+    ahead = Engine(DELETES)
+    ahead.push(Event.at("a", (), 1))
+    engine, twin = Engine(DELETES), Engine(DELETES)
+    for e in (engine, twin):
+        e.remove_rules("noop/0")
+        e.add_rules("noop <- a do ins_event_rule(r 'rule:' got(Y) <- x(Y)).")
+    with pytest.raises(SnapshotError, match="changed otherwise"):
+        engine.restore(ahead.snapshot())
+    assert engine.program == twin.program
+    assert engine.snapshot() == twin.snapshot()
