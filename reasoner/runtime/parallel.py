@@ -35,7 +35,7 @@ from operator import itemgetter
 from typing import Any, cast
 
 from reasoner.compiler.partition import Partitioning, analyse
-from reasoner.errors import EngineError, EventError, SnapshotError
+from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
 from reasoner.language.ast import EventRule, Program, dump, event_arities
@@ -166,6 +166,8 @@ class ParallelEngine:
         self._flight: deque[tuple[Any, list[tuple[int, Event]]]] = deque()
         self._pending: list[tuple[Any, Event]] = []  # (order key, detection) not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
+        #: errors of events taken, not raised yet (see _report), in order
+        self._errors: list[ReasonerError] = []
 
     # ------------------------------------------------------------------ workers
 
@@ -256,7 +258,14 @@ class ParallelEngine:
 
     def push(self, event: Event) -> list[Event]:
         """Take one input event; return the detections that became final, in the defined
-        order. Raises EventError (and takes nothing) for an event an engine would reject."""
+        order. Raises EventError (and takes nothing) for an event an engine would reject.
+        An event taken before runs later, in a batch: its error (one engine's, raised by
+        its push) is raised by the push or flush that ran it, the other detections kept
+        for the next (see :meth:`_report`)."""
+        return self._report(self._push(event))
+
+    def _push(self, event: Event) -> list[Event]:
+        """:meth:`push` without raising the errors of the events it runs."""
         if self._lateness:
             reason = rejection(event, self._now, self._arities, self._max_span, self._lateness)
             if reason is not None:
@@ -299,16 +308,20 @@ class ParallelEngine:
                 continue
             for event in chunk:
                 try:
-                    out += self.push(event)
+                    out += self._push(event)
                 except EventError as error:
                     errors.append(error)
-        return out, errors
+        errors += [e for e in self._errors if isinstance(e, EventError)]
+        self._errors = [e for e in self._errors if not isinstance(e, EventError)]
+        return self._report(out), errors
 
     def flush(self) -> list[Event]:
         """Process everything taken so far and return every remaining detection (at the end
         of a stream)."""
         out = self._release(math.inf)
         out += self._drain()
+        if self._errors:
+            return self._report(out)
         out += self._final(self._pending)
         self._pending = []
         return out
@@ -327,7 +340,7 @@ class ParallelEngine:
             raise EngineError("events wait in the lateness buffer: flush before advance")
         self._now = time
         self._send()
-        return self._drain()
+        return self._report(self._drain())
 
     @property
     def now(self) -> Any:
@@ -341,7 +354,7 @@ class ParallelEngine:
         for chunk in self._chunks(events):
             taken = self._take(chunk)
             if taken is not None:
-                yield from taken
+                yield from self._report(taken)
             else:
                 for event in chunk:
                     yield from self.push(event)
@@ -490,17 +503,57 @@ class ParallelEngine:
 
     def _send(self) -> None:
         """Send the events taken to the workers owning them (every worker gets a batch: its
-        clock moves on to the last event's end)."""
+        clock moves on to the last event's end). Every share is pickled before any is sent:
+        an event that cannot be (an argument that is no value, e.g. a lock) is refused,
+        with an EventError in :attr:`_errors`, and the others are sent."""
         chunk, first, until = self._chunk, self._seq, self._now
-        self._chunk = []
-        self._seq += len(chunk)
         if self.workers:
-            owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
-            for i, rows in enumerate(shares):
-                self._post(("batch", first, owner, rows, until), i)
+            try:
+                owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
+                data = [_pickled(("batch", first, owner, rows, until)) for rows in shares]
+            except Exception:  # (pickling may raise anything)
+                chunk = [event for event in chunk if self._sendable(event)]
+                owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
+                data = [_pickled(("batch", first, owner, rows, until)) for rows in shares]
+            for outbox, message in zip(self._outboxes, data, strict=True):
+                outbox.put(message)
         else:  # one engine, here
             raw = list(enumerate(chunk))
+        self._chunk = []
+        self._seq += len(chunk)
         self._flight.append((until, [(first + i, event) for i, event in raw]))
+
+    def _sendable(self, event: Event) -> bool:
+        """Whether ``event`` can be sent to a worker; if not, it is refused (counted, and
+        its EventError added to :attr:`_errors`)."""
+        try:
+            _pickled(event)
+        except Exception as error:  # (pickling may raise anything)
+            reason = (
+                f"{event[0]}/{len(event[1])}: an argument is not a value that can be sent to "
+                f"a worker process ({error})"
+            )
+            self._errors.append(EventError(reason, event))
+            self._counts["events_in"] -= 1
+            self._counts["rejected"] += 1
+            return False
+        return True
+
+    def _report(self, out: list[Event]) -> list[Event]:
+        """``out``, the detections now final; or, when an event run has failed, raise its
+        error (the first; the next call raises the next), ``out`` kept for the next
+        :meth:`push` or :meth:`flush` to report, as one engine goes on after an event whose
+        push raised."""
+        if not self._errors:
+            return out
+        self._keep(out)
+        raise self._errors.pop(0)
+
+    def _keep(self, final: list[Event]) -> None:
+        """Keep detections that were final pending (not reported yet: the next to report
+        them; they end before anything the workers derive later)."""
+        self._counts["detections"] -= len(final)
+        self._pending = [(order_key(d), d) for d in final] + self._pending
 
     def _collect(self) -> list[Event]:
         """The workers' answers for the oldest batch in flight, then the remainder on them;
@@ -513,11 +566,14 @@ class ParallelEngine:
         until, raw = self._flight.popleft()
         rows = self._pending[:]
         derived: list[Derived] = []
-        for run, feed in self._answers():
+        failed: list[tuple[int, ReasonerError]] = []
+        for run, feed, errors in self._answers():
             rows += [(key, revive(d, self._rules)) for key, d in run]
             derived += [
                 (seq, [revive(d, self._rules) for d in plain], paths) for seq, plain, paths in feed
             ]
+            failed += errors
+        self._errors += [error for _, error in sorted(failed, key=_first)]
         engine = self._global
         if engine is not None:
             if isinstance(engine, GlobalStage):
@@ -625,9 +681,7 @@ class ParallelEngine:
     def _process_all(self) -> None:
         """Run every event taken so far, keeping the detections pending (not reported yet:
         the next to report them; they end before anything the workers derive later)."""
-        final = self._drain()
-        self._counts["detections"] -= len(final)
-        self._pending = [(order_key(d), d) for d in final] + self._pending
+        self._keep(self._drain())
 
 
 def run_global(
@@ -663,6 +717,10 @@ def run_global(
         else:
             found += engine.push_tree(roots.get(step[1]), step[0], trees.get(step[1], ()))
     return found
+
+
+def _pickled(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _step_order(step: tuple[Any, ...]) -> tuple[Any, ...]:

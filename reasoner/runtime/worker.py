@@ -97,25 +97,40 @@ def work(
 
 
 def run_batch(
-    engine: Engine, batch: Iterable[tuple[int, tuple[Any, ...]]], until: Any
+    engine: Engine,
+    batch: Iterable[tuple[int, tuple[Any, ...]]],
+    until: Any,
+    errors: list[tuple[int, ReasonerError]] | None = None,
 ) -> list[Derived]:
     """Push a batch of ``(seq, (name, args, start, end))``; the detections (as plain tuples)
     per input event's sequence number (-1: of timers that fired before it), then the timers
-    up to ``until``; with their positions when the engine marks them (:func:`positions`)."""
+    up to ``until``; with their positions when the engine marks them (:func:`positions`).
+    With ``errors``, an event whose push raises a ReasonerError adds ``(seq, error)`` there
+    and the batch goes on with the next event, as one engine goes on after it; without,
+    the error is raised."""
     out: list[Derived] = []
     new, clock, push = tuple.__new__, engine._runtime, engine.push
     rules = checkpoint.Derivations.of(engine)
     marking, marks = engine._marking, engine._marks
-    for seq, event in batch:
-        if (end := event[3]) > clock.now:
-            fired = engine.advance(end)
-            if fired:
-                out.append((-1, [plain(d, rules) for d in fired], None))
-        marks.clear()
-        detections = push(new(Event, event))
-        if detections:
-            paths = positions(engine, detections) if marking else None
-            out.append((seq, [plain(d, rules) for d in detections], paths))
+    events, seq = iter(batch), -1
+    while True:
+        try:  # (once around the loop, resumed after a failing event: no cost per event)
+            for seq, event in events:
+                if (end := event[3]) > clock.now:
+                    fired = engine.advance(end)
+                    if fired:
+                        out.append((-1, [plain(d, rules) for d in fired], None))
+                marks.clear()
+                detections = push(new(Event, event))
+                if detections:
+                    paths = positions(engine, detections) if marking else None
+                    out.append((seq, [plain(d, rules) for d in detections], paths))
+        except ReasonerError as error:
+            if errors is None:
+                raise
+            errors.append((seq, error))
+            continue
+        break
     if until > engine.now:
         fired = engine.advance(until)
         if fired:
@@ -128,15 +143,17 @@ def ordered_batch(
     batch: Iterable[tuple[int, tuple[Any, ...]]],
     until: Any,
     reads: set[tuple[str, int]],
-) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived]]:
+) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived], list[tuple[int, ReasonerError]]]:
     """:func:`run_batch` for the router: the detections in the defined order, as
     ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
-    derived in), and the ``(seq, detections)`` of :func:`run_batch` that hold an event of
-    a type in ``reads`` (what the global remainder reads)."""
-    derived = run_batch(engine, batch, until)
+    derived in), the ``(seq, detections)`` of :func:`run_batch` that hold an event of
+    a type in ``reads`` (what the global remainder reads), and the ``(seq, error)`` of the
+    events whose push raised (the rest of the batch ran)."""
+    errors: list[tuple[int, ReasonerError]] = []
+    derived = run_batch(engine, batch, until, errors)
     run = sorted(((order_key(d), d) for _, plain, _ in derived for d in plain), key=_first)
     feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
-    return run, feed
+    return run, feed, errors
 
 
 def plain(d: Event, rules: checkpoint.Derivations | None = None) -> tuple[Any, ...]:

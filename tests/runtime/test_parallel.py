@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from fractions import Fraction
 
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from strategies import keyed_streams, partitionable_programs
 
-from reasoner.errors import EventError, RuleCompileError, SnapshotError
+from reasoner.errors import EventError, ReasonerError, RuleCompileError, SnapshotError
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
@@ -24,6 +25,7 @@ from reasoner.runtime.explain import explain, to_json
 from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.runtime.stages import StageEngine
 from reasoner.runtime.worker import ordered_batch
+from reasoner.values import Struct
 
 
 def _single(program: Program, stream: list[Event], options: dict) -> list[Event]:
@@ -115,7 +117,7 @@ def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
     engine = Engine("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X).", provenance=True)
     batch = [(0, ("a", (2,), 1, 1)), (1, ("a", ("x",), 1, 1)), (2, ("a", (1,), 1, 1))]
     batch.append((3, ("a", (2,), 2, 2)))
-    run, feed = ordered_batch(engine, batch, 3, {("c", 2)})
+    run, feed, errors = ordered_batch(engine, batch, 3, {("c", 2)})
     a1, a2, ax, a2_2 = ("a", (1,), 1, 1), ("a", (2,), 1, 1), ("a", ("x",), 1, 1), ("a", (2,), 2, 2)
     # by end, start, name, then the arguments' text ("('x',)" before "(1,)")
     assert run == [
@@ -128,8 +130,10 @@ def test_a_worker_sends_its_detections_in_the_defined_order() -> None:
     # only what the global remainder reads (c/2), with everything its input event derived
     # (no positions: this engine does not mark its dispatches)
     assert feed == [(3, [("b", (2,), 2, 2, (a2_2,)), ("c", (2, 1), 1, 2, (a2, a2_2))], None)]
+    assert errors == []
     assert ordered_batch(engine, [(4, ("a", (3,), 4, 4))], 4, set()) == (
         [((4, 4, "b", "(3,)"), ("b", (3,), 4, 4, (("a", (3,), 4, 4),)))],
+        [],
         [],
     )
 
@@ -140,7 +144,7 @@ def test_a_marking_worker_sends_positions_in_the_derivation_tree() -> None:
     program = parse("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X). d(X) <- b(X). g <- c(_, _).")
     engine = StageEngine(program, (0, 1, 2), marking=True)
     batch = [(0, ("a", (2,), 1, 1)), (1, ("a", (2,), 2, 2))]
-    _, feed = ordered_batch(engine, batch, 3, {("c", 2)})
+    _, feed, _ = ordered_batch(engine, batch, 3, {("c", 2)})
     [(seq, detections, paths)] = feed
     assert seq == 1
     b2, c21, d2 = ("b", (2,), 2, 2), ("c", (2, 1), 1, 2), ("d", (2,), 2, 2)
@@ -396,3 +400,57 @@ def test_equal_keys_of_other_number_types_meet_after_a_restore() -> None:
     with ParallelEngine(rules, workers=2, batch=1) as second:
         second.restore(data)
         assert before + list(second.run(stream[1:])) == expected
+
+
+def test_an_event_that_cannot_reach_a_worker_is_refused_and_the_workers_stay_in_step() -> None:
+    """A lock as an argument cannot be pickled: that event alone is refused (one engine
+    takes it), and every other event of its batch, before and after, is detected as by
+    one engine fed the stream without it."""
+    rules = "c(K) <- a(K, X) SEQ b(K).\n"
+    keys = ["k1", "k2", "k3", "k4"]
+    first = [Event("a", (k, 1), t, t) for t, k in enumerate(keys)]
+    lock = Event("a", ("k1", threading.Lock()), 10, 10)
+    second = [Event("a", (k, 1), 10, 10) for k in keys[1:]]
+    last = [Event("b", (k,), 20, 20) for k in keys]
+    expected = event_order(Engine(rules).run(first + second + last))
+    assert len(expected) == 7  # c(k1) from 0; c(k2..k4) from their two a events
+    with ParallelEngine(rules, workers=2, batch=4) as engine:
+        found, errors = engine.push_many(first)
+        assert errors == []
+        taken, errors = engine.push_many([lock, *second])
+        found += taken
+        assert [e.event for e in errors] == [lock]
+        assert str(errors[0]).startswith("a/2: an argument is not a value that can be sent")
+        taken, errors = engine.push_many(last)
+        assert errors == []
+        assert found + taken + engine.flush() == expected
+        stats = engine.stats()
+        assert (stats.events_in, stats.rejected) == (11, 1)
+
+
+def test_an_event_whose_where_raises_loses_only_itself_as_in_one_engine() -> None:
+    """atom_length of a compound raises for that event: one engine's push raises and it
+    goes on; with workers the flush that ran the batch raises the same error, and every
+    other detection, of every worker, is kept and reported by the next call."""
+    text = "h(K, L) <- a(K, X) WHERE atom_length(X, L).\n"
+    values = [("k1", "a"), ("k2", "bb"), ("k3", Struct("f", (1,))), ("k4", "ccc"), ("k1", "dddd")]
+    stream = [Event("a", kx, t, t) for t, kx in enumerate(values)]
+    one, one_errors = Engine(text), []
+    expected: list[Event] = []
+    for event in stream:
+        try:
+            expected += one.push(event)
+        except ReasonerError as error:
+            one_errors.append(str(error))
+    assert [d.args for d in expected] == [("k1", 1), ("k2", 2), ("k4", 3), ("k1", 4)]
+    with ParallelEngine(text, workers=2, batch=64) as engine:
+        found: list[Event] = []
+        for event in stream:
+            found += engine.push(event)
+        errors = []
+        with pytest.raises(ReasonerError) as raised:
+            engine.flush()
+        errors.append(str(raised.value))
+        found += engine.flush()
+    assert errors == one_errors and len(errors) == 1
+    assert found == event_order(expected)
