@@ -524,3 +524,24 @@ RELATIONS: dict[tuple[str, int], Relation] = {
     ("datime_minus_datime", 3): _of_two("datime_minus_datime", operator.sub),
     ("datime_plus_sec", 3): _of_two("datime_plus_sec", operator.add),
 }
+
+#: The arguments each relational built-in needs bound (by position): any one of these sets
+#: (``atom_concat(A, B, C)`` needs A and B, or C); called otherwise it raises an error.
+NEEDS: dict[tuple[str, int], tuple[tuple[int, ...], ...]] = {
+    ("atom_length", 2): ((0,),),
+    ("string_length", 2): ((0,),),
+    ("atom_concat", 3): ((0, 1), (2,)),
+    ("string_concat", 3): ((0, 1), (2,)),
+    ("sub_atom", 5): ((0,),),
+    ("sub_string", 5): ((0,),),
+    ("upcase_atom", 2): ((0,),),
+    ("downcase_atom", 2): ((0,),),
+    ("atom_number", 2): ((0,), (1,)),
+    ("member", 2): ((1,),),
+    ("geo_distance", 5): ((0, 1, 2, 3),),
+    ("getDistance", 5): ((0, 1, 2, 3),),
+    ("min", 3): ((0, 1),),
+    ("max", 3): ((0, 1),),
+    ("datime_minus_datime", 3): ((0, 1),),
+    ("datime_plus_sec", 3): ((0, 1),),
+}

@@ -6,6 +6,7 @@ import pytest
 from reasoner.errors import EngineError
 from reasoner.knowledge.builtins import (
     COMPARISONS,
+    NEEDS,
     RELATIONS,
     EvaluationError,
     apply_function,
@@ -179,3 +180,33 @@ def test_relations_of_two_numbers_compute_check_or_fail() -> None:
     assert solve("datime_plus_sec", "noon", 5, None) == []  # not a time: no answer
     with pytest.raises(EvaluationError, match="datime_minus_datime/3 needs its first two"):
         solve("datime_minus_datime", None, 40, None)
+
+
+def test_every_relation_declares_what_it_needs_bound() -> None:
+    assert NEEDS.keys() == RELATIONS.keys()
+    # called with none of a mode's inputs, each raises (what the load-time check prevents)
+    for key, needs in NEEDS.items():
+        with pytest.raises((EngineError, EvaluationError)):
+            list(RELATIONS[key]((None,) * key[1]))
+        assert all(need and max(need) < key[1] for need in needs)
+
+
+@pytest.mark.parametrize("order", [(1.0, 1), (1, 1.0)])
+def test_a_static_rule_calling_a_built_in_unbound_is_answered_per_call(
+    order: tuple[float | int, ...],
+) -> None:
+    # p(X) :- atom_length(X, 3) cannot be materialised (atom_length needs X): it used to
+    # raise "not sufficiently instantiated" when the knowledge was built; now p is answered
+    # per call, with X bound by the condition
+    from reasoner.knowledge import KnowledgeBase
+    from reasoner.language.parser import parse
+    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.events import Event
+
+    program = parse("p(X) :- atom_length(X, 3).\nh(X) <- a(X) WHERE p(X).\n")
+    snapshot = KnowledgeBase([], program=program).snapshot()
+    assert snapshot.knowledge.on_demand("p", 1)
+    for knowledge in (snapshot, None):
+        engine = Engine(program, knowledge=knowledge)
+        found = [d.args for t, v in enumerate(order) for d in engine.push(Event("a", (v,), t, t))]
+        assert found == [(1.0,)]  # "1.0" has 3 characters, "1" has 1

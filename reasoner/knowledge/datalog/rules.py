@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from reasoner.errors import Diagnostic, RuleCompileError
-from reasoner.knowledge.builtins import COMPARISONS, RELATIONS, TERM_ORDER
+from reasoner.knowledge.builtins import COMPARISONS, NEEDS, RELATIONS, TERM_ORDER
 from reasoner.knowledge.goals import DEFAULT_PREFIXES
 from reasoner.language.ast import (
     Atom,
@@ -199,6 +199,8 @@ def binds(goal: Term, bound: set[str], ready: Ready = _any_call) -> set[str] | N
     {'X'}
     >>> binds(Compound("p", (Var("X"),)), set(), lambda goal, bound: False) is None
     True
+    >>> binds(Compound("atom_length", (Var("X"), Var("N"))), set()) is None
+    True
     """
     match goal:
         case Compound(",", (a, b)):
@@ -224,8 +226,11 @@ def binds(goal: Term, bound: set[str], ready: Ready = _any_call) -> set[str] | N
         case Compound(op, (left, right)) if op in _TESTS:
             return set() if set(variable_names(left, right)) <= bound else None
         case Compound(functor, args) if (functor, len(args)) in RELATIONS:
-            # Built-in relations have modes; bound inputs are the caller's duty at run time.
-            return set(variable_names(goal))
+            # A built-in relation runs once one of its modes' inputs are bound (see NEEDS).
+            given = [set(variable_names(a)) <= bound for a in args]
+            if any(all(given[i] for i in need) for need in NEEDS[functor, len(args)]):
+                return set(variable_names(goal))
+            return None
         case Compound(_, _) | Atom(_):
             return set(variable_names(goal)) if ready(goal, bound) else None
     return None

@@ -142,3 +142,19 @@ def test_check_refuses_a_condition_calling_an_on_demand_predicate_unbound(
         encoding="utf-8",
     )
     assert main(["check", str(bad)]) == 0
+
+
+def test_check_refuses_a_materialised_rule_calling_a_built_in_unbound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # p needs X bound (atom_length/2 needs its first argument): p is answered per call, and
+    # q, materialised, would call it with nothing bound
+    bad = tmp_path / "p.etr"
+    bad.write_text("p(X) :- atom_length(X, 3).\nq(X) :- p(X).\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{bad}:2:9: variable 'X' is not bound when p/1 is called: p/1 is answered per call "
+        "(top-down) and needs it bound (bind it by an earlier goal)"
+    )
+    bad.write_text("p(X) :- atom_length(X, 3).\nh(X) <- a(X) WHERE p(X).\n", encoding="utf-8")
+    assert main(["check", str(bad)]) == 0
