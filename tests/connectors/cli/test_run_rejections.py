@@ -136,3 +136,22 @@ def test_a_late_graph_names_its_file_and_line(
     if broken:
         expected.insert(0, f"skipped {path}:1: malformed RDF: . is not a valid RDF object")
     assert capsys.readouterr().err.splitlines() == expected
+
+
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]])
+def test_an_event_whose_where_raises_stops_the_run_with_its_error(
+    workers: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """atom_length of a list raises: one engine's run stops with the error (status 1), and
+    with workers the same, though the error is found in a worker's batch."""
+    rules = tmp_path / "r.event"
+    rules.write_text("h(K, L) <- a(K, X) WHERE atom_length(X, L).\n")
+    stream = tmp_path / "a.jsonl"
+    values = [["k1", "a"], ["k2", "bb"], ["k3", [1, 2]], ["k4", "ccc"]]
+    stream.write_text(
+        "".join(
+            json.dumps({"name": "a", "args": v, "time": t}) + "\n" for t, v in enumerate(values)
+        )
+    )
+    assert main(["run", str(rules), "--events", str(stream), *workers]) == 1
+    assert capsys.readouterr().err == "reasoner: expected an atom, got (1, 2)\n"
