@@ -35,7 +35,7 @@ from reasoner.knowledge.goals import DEFAULT_PREFIXES
 from reasoner.knowledge.store import INFERRED_GRAPH, SparqlResult, Store, Triple
 from reasoner.language.ast import Program
 from reasoner.modes import REGIMES, Regime
-from reasoner.values import IRI, Struct, Value
+from reasoner.values import IRI, NUMBER_TYPES, Struct, Value
 
 #: Predicate IRIs for derived facts of unprefixed predicates: ``urn:reasoner:pred:<name>``.
 PREDICATE_NAMESPACE = "urn:reasoner:pred:"
@@ -196,6 +196,8 @@ class Snapshot:
 
 #: Types whose equal values are the same term: a row of these alone is its own cache key.
 _PLAIN = frozenset({str, IRI, int, type(None)})
+#: Types of values with no parts: a row of these is keyed by its values and their types.
+_ATOMIC = _PLAIN | NUMBER_TYPES | {bool}
 
 
 def _key(values: tuple[Value | None, ...]) -> tuple[object, ...]:
@@ -214,6 +216,9 @@ def _exact(values: tuple[Value | None, ...]) -> tuple[object, ...]:
     >>> _exact((1, 1.0)) == _exact((1, 1)), _exact((1, 1.0)) == _exact((1, 1.0))
     (False, True)
     """
+    types = tuple(map(type, values))
+    if _ATOMIC.issuperset(types):  # (no list or compound: the types tell the terms apart)
+        return values, types
     return tuple(map(_term, values))
 
 
