@@ -29,3 +29,26 @@ def program_knowledge(program: Program) -> Knowledge:
     prefixes = program.prefixes
     strata = prepare(rules, prefixes, program.event_rules)
     return DerivedKnowledge(facts, evaluate(strata, facts, prefixes), strata, prefixes)
+
+
+def check_conditions(knowledge: Knowledge, program: Program) -> None:
+    """Refuse, as :func:`program_knowledge` refuses for its own knowledge, an event rule of
+    ``program`` whose ``WHERE`` condition or ``EVENT_MULTIPLY`` goal calls a predicate that
+    ``knowledge`` answers on demand (top-down) before binding the arguments it needs
+    (:func:`~reasoner.knowledge.datalog.modes.check_calls`); for rules added to an engine
+    reading ``knowledge``. Raises RuleCompileError.
+
+    >>> from reasoner.language.parser import parse
+    >>> rules = parse("q(X, Y) :- \\+ e(Y, X). e(1, 2).")
+    >>> check_conditions(program_knowledge(rules), parse("h(X, Y) <- g(X) WHERE q(X, Y)."))
+    Traceback (most recent call last):
+    ...
+    reasoner.errors.RuleCompileError: ...
+    """
+    strata = getattr(knowledge, "strata", None)  # a DerivedKnowledge's or a Snapshot's rules
+    if strata is None or not program.event_rules:
+        return
+    from reasoner.knowledge.datalog.modes import check_calls
+    from reasoner.knowledge.goals import DEFAULT_PREFIXES
+
+    check_calls(strata, {**DEFAULT_PREFIXES, **program.prefixes}, program.event_rules)

@@ -24,7 +24,7 @@ from reasoner.knowledge.actions import Action
 from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
-from reasoner.knowledge.program import program_knowledge
+from reasoner.knowledge.program import check_conditions, program_knowledge
 from reasoner.language.ast import EventRule, Program, StaticRule
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
@@ -202,18 +202,28 @@ class Engine:
         self._add(program)
         self._given_static += program.static_rules
 
-    def _add(self, rules: Rules) -> None:
-        """Compile ``rules`` in (``ins_event_rule`` and ``ins_static_rule`` too)."""
+    def _add(self, rules: Rules, removed: Sequence[EventRule] = ()) -> None:
+        """Remove ``removed`` (of ``self.program``) and compile ``rules`` in
+        (``ins_event_rule`` and ``ins_static_rule`` too). Everything that may refuse the
+        change runs before anything changes."""
         program = load_rules(rules)
-        if self.program.event_rules:  # problems between the running rules and the new ones
-            check_program(self.program + program)
+        doomed = {id(rule) for rule in removed}
+        kept = Program(tuple(s for s in self.program.statements if id(s) not in doomed))
+        if kept.event_rules:  # problems between the running rules and the new ones
+            check_program(kept + program)
         rules_before, outputs_before = self._compiled
         network = compile_program(
             program, self._options, first_node=len(self._nodes), first_rule=rules_before
         )
-        combined = self.program + program
-        if self._own_facts:  # (built before anything changes: it may refuse the rules)
-            self._runtime.knowledge = program_knowledge(combined)
+        combined = kept + program
+        if self._own_facts:
+            knowledge = program_knowledge(combined)
+        else:
+            check_conditions(self._runtime.knowledge, combined)
+            knowledge = self._runtime.knowledge
+        if removed:
+            self._rewire(self._remove(removed))
+        self._runtime.knowledge = knowledge
         self.program = combined
         self._compiled = [rules_before + len(program.event_rules), outputs_before]
         self._instantiate(network, program.event_rules, rules_before)
@@ -241,11 +251,30 @@ class Engine:
     def change_rules(self, removed: Iterable[EventRule], added: Program) -> None:
         """Remove the rules equal to each of ``removed``, then add the event rules of
         ``added`` (with its directives), as :meth:`remove_rules` and :meth:`add_rules` do
-        (``reasoner run --watch-rules`` reloading a file)."""
+        (``reasoner run --watch-rules`` reloading a file). Raises as they do, changing
+        nothing: the whole change is checked before anything is removed."""
+        selected: list[EventRule] = []
         for rule in removed:
-            self.remove_rules(rule)
-        if added.event_rules:
-            self.add_rules(added)
+            found = select_rules(self.program.event_rules, rule)
+            if not found:
+                raise EngineError(f"no rule is labelled or derives {quoted(rule)}")
+            selected += [r for r in found if all(r is not s for s in selected)]
+        self._replace(selected, added)
+
+    def _replace(self, selected: Sequence[EventRule], added: Rules) -> None:
+        """Remove ``selected`` (of ``self.program``) and add the event rules of ``added``, as
+        :meth:`change_rules` describes."""
+        program = load_rules(added)
+        if not self._own_facts:
+            refuse_static_changes(program)
+        if self._in_callback:
+            self._deferred.append(partial(self._replace, selected, program))
+            return
+        if program.event_rules:
+            self._add(program, selected)
+            self._given_static += program.static_rules
+        elif selected:
+            self._rewire(self._remove(selected))
 
     def _remove(self, rules: Iterable[EventRule]) -> set[int]:
         """Remove ``rules`` (of ``self.program``) in one pass, as :meth:`remove_rules`

@@ -37,7 +37,7 @@ from typing import Any, cast
 from reasoner.compiler.partition import Partitioning, analyse
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
 from reasoner.knowledge.base import Knowledge
-from reasoner.knowledge.program import program_knowledge
+from reasoner.knowledge.program import check_conditions, program_knowledge
 from reasoner.language.ast import EventRule, Program, dump, event_arities
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
@@ -122,6 +122,7 @@ class ParallelEngine:
             knowledge = cache(partial(program_knowledge, program))
             if workers:  # (before the workers fork: they inherit it)
                 knowledge()
+        self._knowledge = knowledge  # (what change_rules checks the new rules against)
         if not workers:  # one engine, owning the program's knowledge when none is given
             self._global = Engine(program, knowledge=None if own else knowledge(), **options)
         elif partitioning.remainder:
@@ -391,6 +392,7 @@ class ParallelEngine:
         self._process_all()
         if self.workers:
             self._ask(("knowledge", knowledge))
+            self._knowledge = partial(_given, knowledge)
         if self._global is not None:
             self._global.use_knowledge(knowledge)
         if self._rules is not None:  # the workers' later derivations are justified against it
@@ -421,6 +423,9 @@ class ParallelEngine:
                 raise EngineError(f"no rule is labelled or derives {quoted(rule)}")
         new = Program(tuple(s for s in program.statements if s not in gone)) + added
         check_program(new)
+        check_conditions(
+            self._knowledge() if self._global is None else self._global._runtime.knowledge, new
+        )
         part = analyse(new, options["policy"])
         if workers:
             self._check_stages(program, new, part)
@@ -759,3 +764,8 @@ def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -
             connection.send_bytes(message)
         except OSError:  # the worker is gone: the router reads its end of file
             return
+
+
+def _given(knowledge: Knowledge) -> Knowledge:
+    """``knowledge`` (what :meth:`ParallelEngine.use_knowledge` was given, as a factory)."""
+    return knowledge

@@ -60,9 +60,7 @@ class StageEngine(Engine):
         engine compiles it, then the added rules ``others`` (the other stage's) go again, so
         that the edges carry one engine's ranks, as when the stage was built."""
         gone = set(removed)
-        self._rewire(self._remove([r for r in self.program.event_rules if r in gone]))
-        if added.event_rules:
-            self.add_rules(added)
+        self._replace([r for r in self.program.event_rules if r in gone], added)
         self._rewire(self._remove(others))
 
 
