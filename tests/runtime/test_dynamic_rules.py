@@ -33,6 +33,7 @@ from reasoner.errors import (
     SnapshotError,
 )
 from reasoner.language.ast import EventAtom, Program
+from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 
@@ -341,3 +342,40 @@ def test_etalis_ins_event_rule_and_del_event_rule_actions(tmp_path: Path) -> Non
         "noop_event",
         "d",
     ]
+
+
+UNBOUND_CALL = (
+    "<rules>:1:24: variable 'Y' is not bound when q0/2 is called: q0/2 is answered per call "
+    "(top-down) and needs it bound (bind it by an earlier goal)"
+)
+ON_DEMAND = "q0(X, Y) :- \\+ e(Y, X).\ne(1, 2).\nh(X) <- g(X).\n"
+
+
+def _given_snapshot(text: str) -> Engine:
+    from reasoner.knowledge.snapshot import KnowledgeBase
+
+    program = parse(text)
+    return Engine(program, knowledge=KnowledgeBase([], program=program).snapshot())
+
+
+@pytest.mark.parametrize("make", [Engine, _given_snapshot], ids=["own", "snapshot"])
+def test_change_calling_on_demand_predicate_unbound_is_refused_changing_nothing(make):
+    engine, untouched = make(ON_DEMAND), make(ON_DEMAND)
+    before = engine.program
+    with pytest.raises(RuleCompileError) as refused:
+        engine.change_rules([before.event_rules[0]], parse("h2(X, Y) <- g(X) WHERE q0(X, Y)."))
+    assert str(refused.value) == UNBOUND_CALL
+    assert engine.program == before
+    events = [Event("g", (1,), 1, 1), Event("g", (2,), 2, 2)]
+    assert [engine.push(e) for e in events] == [untouched.push(e) for e in events]
+    assert engine.push(Event("g", (3,), 3, 3)) == [Event("h", (3,), 3, 3)]
+
+
+def test_add_calling_on_demand_predicate_unbound_to_given_snapshot_is_refused():
+    engine = _given_snapshot(ON_DEMAND)
+    before = engine.program
+    with pytest.raises(RuleCompileError) as refused:
+        engine.add_rules("h2(X, Y) <- g(X) WHERE q0(X, Y).")
+    assert str(refused.value) == UNBOUND_CALL
+    assert engine.program == before
+    assert engine.push(Event("g", (1,), 1, 1)) == [Event("h", (1,), 1, 1)]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from strategies import keyed_streams, partitionable_programs
 
-from reasoner.errors import EngineError, ReasonerError
+from reasoner.errors import EngineError, ReasonerError, RuleCompileError
 from reasoner.language.ast import EventAtom, EventRule, Program
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
@@ -172,3 +172,22 @@ def _changed(
         if event is not None:
             found += engine.push(event)
     return event_order(found + engine.flush())
+
+
+def test_a_rule_calling_an_on_demand_predicate_unbound_is_refused_changing_nothing() -> None:
+    text = "q0(X, Y) :- \\+ e(Y, X).\ne(1, 2).\nh(X) <- g(X) SEQ k(X).\n"
+    stream = [Event("g", (1,), 1, 1), Event("k", (1,), 2, 2), Event("k", (1,), 3, 3)]
+    one = Engine(text)
+    expected = event_order([d for event in stream for d in one.push(event)] + one.flush())
+    with ParallelEngine(text, workers=2) as engine:
+        before = engine.program
+        with pytest.raises(RuleCompileError) as refused:
+            engine.change_rules([before.event_rules[0]], parse("h2(X, Y) <- g(X) WHERE q0(X, Y)."))
+        assert str(refused.value) == (
+            "<rules>:1:24: variable 'Y' is not bound when q0/2 is called: q0/2 is answered "
+            "per call (top-down) and needs it bound (bind it by an earlier goal)"
+        )
+        assert engine.program == before
+        found = [d for event in stream for d in engine.push(event)] + engine.flush()
+    assert event_order(found) == expected
+    assert expected == [Event("h", (1,), 1, 2), Event("h", (1,), 1, 3)]
