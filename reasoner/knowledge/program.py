@@ -39,11 +39,13 @@ def check_conditions(knowledge: Knowledge, program: Program) -> None:
     reading ``knowledge``. Raises RuleCompileError.
 
     >>> from reasoner.language.parser import parse
-    >>> rules = parse("q(X, Y) :- \\+ e(Y, X). e(1, 2).")
-    >>> check_conditions(program_knowledge(rules), parse("h(X, Y) <- g(X) WHERE q(X, Y)."))
+    >>> knowledge = program_knowledge(parse("q(X, Y) :- Y is X + 1."))
+    >>> check_conditions(knowledge, parse("h(X, Y) <- g(X) WHERE q(X, Y)."))
+    >>> check_conditions(knowledge, parse("h(Y) <- g(Y) WHERE q(X, Y)."))
     Traceback (most recent call last):
     ...
-    reasoner.errors.RuleCompileError: ...
+    reasoner.errors.RuleCompileError: <rules>:1:20: variable 'X' is not bound when q/2 is \
+called: q/2 is answered per call (top-down) and needs it bound (bind it by an earlier goal)
     """
     strata = getattr(knowledge, "strata", None)  # a DerivedKnowledge's or a Snapshot's rules
     if strata is None or not program.event_rules:
