@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from reasoner.language.ast import Span
 
@@ -45,6 +46,10 @@ class DiagnosticsError(ReasonerError):
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = tuple(diagnostics)
         super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (from a worker process) with its diagnostics, not its message."""
+        return type(self), (self.diagnostics,)
 
     @property
     def span(self) -> Span | None:

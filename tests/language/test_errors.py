@@ -1,5 +1,7 @@
 """Error tests: each asserts the exception class, line, column and message."""
 
+import pickle
+
 import pytest
 
 from reasoner.errors import ReasonerError, RuleCompileError, RuleSyntaxError
@@ -185,6 +187,19 @@ def test_compile_errors_are_all_collected_with_source_lines() -> None:
         "    d(X) <- a(X) WHERE Z > 1.",
         "                       ^",
     ]
+
+
+def test_diagnostics_errors_pickle_with_their_diagnostics() -> None:
+    # (a worker process sends its errors to the router pickled)
+    with pytest.raises(RuleCompileError) as info:
+        check_program(parse("c(X, Y) <- a(X).", "r.event"))
+    back = pickle.loads(pickle.dumps(info.value))
+    assert (type(back), str(back), back.line, back.column) == (
+        RuleCompileError,
+        str(info.value),
+        1,
+        6,
+    )
 
 
 def test_missing_file_is_a_reasoner_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -141,8 +141,8 @@ def test_random_changes_of_random_keyed_programs_equal_one_engine(
     removed = [r for r in program.event_rules if data.draw(st.booleans())]
     added = _renamed(other, {r.head.name for r in other.event_rules})
     at = data.draw(st.integers(0, len(stream)))
-    single = Engine(program, policy=policy, provenance=True)
-    try:
+    try:  # (a random program the compiler refuses, e.g. an OR under CNOT, is skipped)
+        single = Engine(program, policy=policy, provenance=True)
         expected = _changed(single, stream, at, removed, added)
     except ReasonerError:
         reject()
