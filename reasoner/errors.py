@@ -1,7 +1,7 @@
 """The project's exception hierarchy.
 
 Every error a user can cause is a :class:`ReasonerError`. Errors tied to a place in a rule
-file carry a :class:`~reasoner.language.ast.Span` and render as
+file carry a :class:`~reasoner.spans.Span` and render as
 ``path/file.event:LINE:COL: message`` followed by the source line and a caret.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reasoner.language.ast import Span
+from reasoner.spans import Span
 
 
 class ReasonerError(Exception):

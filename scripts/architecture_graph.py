@@ -2,8 +2,8 @@
 
 Reads every module's imports (``import`` statements anywhere in it, with the standard
 library's ``ast``), groups modules by package (``reasoner.runtime``, ``connectors.spark``...;
-``reasoner``'s own ``errors``, ``values``, ``vocab`` and ``modes`` as ``reasoner.core``), puts
-each package one layer above the highest package it imports, and writes
+``reasoner``'s own ``errors``, ``spans``, ``values``, ``vocab`` and ``modes`` as
+``reasoner.core``), puts each package one layer above the highest package it imports, and writes
 docs/img/architecture.png: an arrow from a package to each package it imports, red when it
 points sideways or up (a cycle between layers). Run it after moving code between packages:
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOPS = ("reasoner", "connectors")
-CORE = {"errors", "values", "vocab", "modes"}
+CORE = {"errors", "spans", "values", "vocab", "modes"}
 
 
 def package_of(module: str) -> str | None:

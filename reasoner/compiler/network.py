@@ -22,9 +22,10 @@ from fractions import Fraction
 from math import inf
 from typing import ClassVar
 
-from reasoner.language.ast import Alarm, EventAtom, Span, Term
+from reasoner.language.ast import Alarm, EventAtom, Term
 from reasoner.language.operators import Operator, join_interval
 from reasoner.language.printer import to_source
+from reasoner.spans import Span
 from reasoner.values import Time
 
 

@@ -29,7 +29,8 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.datalog.evaluate import DerivedKnowledge, body_term
 from reasoner.knowledge.datalog.rules import Rule
 from reasoner.knowledge.goals import Goal, compile_goal, term_binder, used_facts
-from reasoner.language.ast import Atom, Compound, Span, term_variables
+from reasoner.language.ast import Atom, Compound, term_variables
+from reasoner.spans import Span
 from reasoner.values import IRI, Value
 from reasoner.vocab import OWL, RDF, RDFS
 

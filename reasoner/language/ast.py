@@ -24,20 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
 from reasoner.language.operators import Operator
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A place in a source text (1-based line and column)."""
-
-    file: str | None
-    line: int
-    column: int
-    end_line: int | None = None
-    end_column: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.file or '<rules>'}:{self.line}:{self.column}"
+from reasoner.spans import Span
 
 
 def span_field() -> Span | None:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Procedure, solving
 from reasoner.knowledge.goals import Expression, Goal, compile_expression, compile_goal
-from reasoner.language.ast import Compound, EventAtom, Program, RdfEvent, Span, Term, Var
+from reasoner.language.ast import Compound, EventAtom, Program, RdfEvent, Term, Var
+from reasoner.spans import Span
 from reasoner.values import Time, Value
 
 #: The name of the events of the default triple view.
