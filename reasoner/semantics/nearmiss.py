@@ -47,8 +47,8 @@ from reasoner.language.rewrite import (
     without,
 )
 from reasoner.runtime.events import Event
-from reasoner.semantics.operational import _properties
-from reasoner.semantics.reference import _blocks, _compatible, _conditions, _relate, _unify, _World
+from reasoner.semantics.operational import body_and_policy
+from reasoner.semantics.reference import World, blocks, compatible, conditions, relate, unify
 from reasoner.values import IRI, Struct, Time, Value, json_value
 
 #: The kinds of reasons, in the order near misses with as many events are listed.
@@ -128,7 +128,7 @@ class NearMiss:
 # ----------------------------------------------------------------------------- the inquiry
 
 
-class TracedWorld(_World):
+class TracedWorld(World):
     """The reference's world, where an event atom's match also binds a hidden key (``@n``, one
     per atom of the pattern) to the event itself: a match names the events it is made of."""
 
@@ -160,7 +160,7 @@ class TracedWorld(_World):
         out = set()
         for e in self.by_name.get((pattern.name, len(args)), ()):
             env: Env = {}
-            if all(_unify(t, v, env, self.prefixes) for t, v in zip(args, e.args, strict=True)):
+            if all(unify(t, v, env, self.prefixes) for t, v in zip(args, e.args, strict=True)):
                 env[key] = e
                 out.add((frozenset(env.items()), e.start, e.end))
         return out
@@ -217,7 +217,7 @@ class Inquiry:
         self.rule = rule
         self.expected = expected
         self.between = between
-        body, self.policy = _properties(rule, context.policy)
+        body, self.policy = body_and_policy(rule, context.policy)
         self.head: tuple[Expression, ...] = tuple(
             compile_expression(a, context.prefixes) for a in rule.head.args
         )
@@ -271,7 +271,7 @@ class Inquiry:
     def _matches(self, body: Pattern, partial: bool = False) -> list[tuple[Env, Time, Time]]:
         world = self.context.world
         world.trace(body)
-        goals = {c: self.context.goal(c) for c in _conditions(body)}
+        goals = {c: self.context.goal(c) for c in conditions(body)}
         out = []
         for bindings, s, e in world.matches(body, goals):
             env = {**self.given, **dict(bindings)}
@@ -291,7 +291,7 @@ class Inquiry:
                 value = f(env)
             except EngineError:
                 continue
-            if not _unify(want, value, unified, self.context.prefixes):
+            if not unify(want, value, unified, self.context.prefixes):
                 return False
         return True
 
@@ -507,7 +507,7 @@ class Inquiry:
     def _blockers(self, negated: Pattern, window: Time | None) -> list[tuple[Env, Time, Time]]:
         world = self.context.world
         world.trace(negated)
-        goals = {c: self.context.goal(c) for c in _conditions(negated)}
+        goals = {c: self.context.goal(c) for c in conditions(negated)}
         found = [(dict(b), s, e) for b, s, e in world.matches(negated, goals, window)]
         return sorted(found, key=lambda m: (m[2], m[1]))
 
@@ -522,7 +522,7 @@ class Inquiry:
             if first is None or second is None:
                 return None
             for nb, ns, ne in blockers:
-                if _compatible(frozenset(env.items()), frozenset(nb.items())) and (
+                if compatible(frozenset(env.items()), frozenset(nb.items())) and (
                     first[1] < ns and ne < second[0]
                 ):
                     return _blocked(f"NOT({show(negated)})", nb, ns, "between its bounds", time)
@@ -540,7 +540,7 @@ class Inquiry:
             if hull is None:
                 return None
             for nb, ns, ne in blockers:
-                if _compatible(frozenset(env.items()), frozenset(nb.items())) and _blocks(
+                if compatible(frozenset(env.items()), frozenset(nb.items())) and blocks(
                     op, hull[0], hull[1], ns, ne, window
                 ):
                     return _blocked(f"{op.upper()} {show(negated)}", nb, ns, where, time)
@@ -553,7 +553,7 @@ class Inquiry:
 
         def judge(env: Env) -> Reason | None:
             first, second = _hull(env, left, world), _hull(env, right, world)
-            if first is None or second is None or _relate(op, *first, *second) is not None:
+            if first is None or second is None or relate(op, *first, *second) is not None:
                 return None
             text = (
                 f"{op.upper()} needs {_NEEDS[op]}: {show(left)} is {_interval(*first, time)}, "

@@ -67,7 +67,7 @@ from reasoner.language.ast import (
 )
 from reasoner.language.check import bound_variables, term_variables
 from reasoner.runtime.events import Event
-from reasoner.semantics.reference import Bindings, Match, _blocks, _join, _relate, _unify
+from reasoner.semantics.reference import Bindings, Match, blocks, join_bindings, relate, unify
 from reasoner.values import Time
 
 #: Derived events per input allowed before the run is declared runaway.
@@ -130,7 +130,7 @@ class _Network:
     def __post_init__(self) -> None:
         index = 0
         for rule in self.program.event_rules:
-            body, policy = _properties(rule, self.policy)
+            body, policy = body_and_policy(rule, self.policy)
             for alternative in alternatives(rule.head, body):
                 builder = _Builder(self, policy, -index)
                 root = builder.build(alternative, _Scope())
@@ -183,8 +183,22 @@ class _Network:
             self.agenda.append(event)
 
 
-def _properties(rule: EventRule, policy: str) -> tuple[Pattern, str]:
-    """The body (a rule window wraps it) and the rule's policy."""
+def body_and_policy(rule: EventRule, policy: str) -> tuple[Pattern, str]:
+    """The body (a rule window wraps it) and the rule's policy.
+
+    Args:
+        rule: an event rule, with its properties.
+        policy: the program's policy, used when the rule names none.
+    Returns:
+        the body to evaluate and the policy to evaluate it under.
+
+    >>> from reasoner.language.parser import parse
+    >>> text = "r([property(event_rule_window, 5), property(consumption_policy, recent)]) "
+    >>> rule = parse(text + "'rule:' c <- a SEQ b.").event_rules[0]
+    >>> body, policy = body_and_policy(rule, "unrestricted")
+    >>> type(body).__name__, body.size, policy
+    ('Window', 5, 'recent')
+    """
     body = rule.body
     for name, value in rule.properties:
         if name in ("event_rule_window", "window") and isinstance(value, Number):
@@ -277,7 +291,7 @@ class _Atom(_Leaf):
             return None
         env: dict[str, Any] = {}
         pairs = zip(self.atom.args, event.args, strict=True)
-        if not all(_unify(t, v, env, self.prefixes) for t, v in pairs):
+        if not all(unify(t, v, env, self.prefixes) for t, v in pairs):
             return None
         occ = (frozenset(env.items()), event.start, event.end)
         return occ[0] if self.admit(occ) else None
@@ -362,10 +376,10 @@ class _Join(_Node):
         if self.negation:
             interval = (ls, re) if le < rs else None
         else:
-            interval = _relate(self.op, ls, le, rs, re)
+            interval = relate(self.op, ls, le, rs, re)
         if interval is None:
             return None
-        combined = (_join(lb, rb), *interval)
+        combined = (join_bindings(lb, rb), *interval)
         if not self.admit(combined):
             return None
         if self.negation and any(
@@ -404,7 +418,7 @@ class _ForallSeq(_Node):
         self.waiting = [first for first in self.waiting if not fits(first)]
         for end, first in self.taken:
             if end == re and fits(first):
-                combined = (_join(first[0], bindings), first[1], re)
+                combined = (join_bindings(first[0], bindings), first[1], re)
                 if self.admit(combined):
                     self.emit(combined)
 
@@ -428,7 +442,7 @@ class _Guard(_Node):
             return
         bindings, s, e = occ
         if not any(
-            _agrees(bindings, nb) and _blocks(self.op, s, e, ns, ne, self.memory)
+            _agrees(bindings, nb) and blocks(self.op, s, e, ns, ne, self.memory)
             for nb, ns, ne in self.blockers
         ):
             self.emit(occ)
@@ -518,7 +532,7 @@ class _Builder:
             case Binary("cnot" | "fnot" as op, left, unless):
                 kept = self.build(left, scope)
                 # A CNOT blocker lies inside the occurrence, so within its windows; an FNOT
-                # blocker only has to end inside the window's memory (_blocks), however long.
+                # blocker only has to end inside the window's memory (blocks), however long.
                 blocker = self.build(unless, _Scope(scope.window if op == "cnot" else None))
                 guard = _Guard(op, self.alternative, self.network.number(), scope.window)
                 return self._parent(guard, [kept, blocker])

@@ -2,9 +2,13 @@
 
 It exists to be obviously correct, not fast: the incremental engine is tested against it.
 So it keeps its own plain definitions on purpose, written from the semantics rather than
-shared with the engine: the interval operators (:func:`_relate`, not the records of
-:mod:`reasoner.language.operators`) and unification (:func:`_unify`, not the Datalog
+shared with the engine: the interval operators (:func:`relate`, not the records of
+:mod:`reasoner.language.operators`) and unification (:func:`unify`, not the Datalog
 evaluator's), so that a mistake in the engine's cannot hide in the oracle too.
+The operational semantics (:mod:`reasoner.semantics.operational`) and the why-not
+explanations (:mod:`reasoner.semantics.whynot`, :mod:`reasoner.semantics.nearmiss`) reuse
+these definitions (:class:`World`, :func:`relate`, :func:`blocks`, :func:`compatible`,
+:func:`join_bindings`, :func:`unify`, :func:`conditions`), so all three read one meaning.
 For every rule it enumerates all matches of the body bottom-up from the current
 interpretation (input events plus everything derived so far), adds the head events, and
 repeats until nothing new appears — the minimal model. Rules are evaluated stratum by
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -118,7 +122,7 @@ def derive(
     derived: set[Event] = set()
     for stratum in _strata(rules):
         for _ in range(MAX_ROUNDS):
-            world = _World(interpretation, horizon, kb, prefixes)
+            world = World(interpretation, horizon, kb, prefixes)
             fired = {e for rule in stratum for e in rule.fire(world)}
             # Kept even when it equals an input: a rule derived it.
             derived |= fired
@@ -156,7 +160,7 @@ class _Rule:
     @classmethod
     def compile(cls, rule: EventRule, prefixes: Mapping[str, str], kb: Knowledge) -> _Rule:
         goals = {}
-        for condition in _conditions(rule.body):
+        for condition in conditions(rule.body):
             goal = compile_goal(condition, prefixes)
             goal.check(kb)
             goals[condition] = goal
@@ -168,7 +172,7 @@ class _Rule:
         alarm = None if rule.alarm is None else compile_expression(rule.alarm.time, prefixes)
         return cls(rule, head, goals, window, alarm)
 
-    def fire(self, world: _World) -> Iterator[Event]:
+    def fire(self, world: World) -> Iterator[Event]:
         for bindings, start, end in world.matches(self.rule.body, self.goals, self.window):
             if self.window is not None and end - start > self.window:
                 continue
@@ -188,7 +192,19 @@ class _Rule:
             yield Event(self.name, args, start, end)
 
 
-def _conditions(pattern: Pattern) -> Iterator[Term]:
+def conditions(pattern: Pattern) -> Iterator[Term]:
+    """The goals a pattern asks of the knowledge: its WHERE conditions and
+    ``event_multiply`` goals, outermost first.
+
+    Args:
+        pattern: a rule body or part of one.
+    Returns:
+        each condition term (the key of its compiled goal).
+
+    >>> from reasoner.language.ast import Atom
+    >>> list(conditions(Where(EventAtom("a", ()), Atom("true"))))
+    [Atom(name='true')]
+    """
     for p in walk(pattern):
         if isinstance(p, Where | Multiply):
             yield p.condition if isinstance(p, Where) else p.goal
@@ -221,8 +237,20 @@ def _strata(rules: list[_Rule]) -> list[list[_Rule]]:
 # ---------------------------------------------------------------------- patterns
 
 
-class _World:
-    """One interpretation (a set of events) and how patterns match in it."""
+class World:
+    """One interpretation (a set of events) and how patterns match in it.
+
+    Args:
+        events: the interpretation.
+        horizon: the last time point of the stream (time points after it never occur).
+        kb: the static knowledge WHERE conditions ask.
+        prefixes: the program's prefixes, for IRIs in patterns.
+
+    >>> from reasoner.knowledge.facts import FactBase
+    >>> world = World({Event.at("a", (1,), 5)}, 5, FactBase.from_program(Program()), {})
+    >>> world.matches(EventAtom("a", (Var("X"),)), {})
+    {(frozenset({('X', 1)}), 5, 5)}
+    """
 
     def __init__(
         self,
@@ -252,13 +280,7 @@ class _World:
 
         match pattern:
             case EventAtom(name, args):
-                out: set[Match] = set()
-                for e in self.by_name.get((name, len(args)), ()):
-                    env: dict[str, Value] = {}
-                    pairs = zip(args, e.args, strict=True)
-                    if all(_unify(t, v, env, self.prefixes) for t, v in pairs):
-                        out.add((frozenset(env.items()), e.start, e.end))
-                return out
+                return self.occurrences(name, args)
             case TimePoint(q):
                 ok = self.horizon is not None and q <= self.horizon
                 return {(frozenset(), q, q)} if ok else set()
@@ -267,68 +289,30 @@ class _World:
             case Binary("cnot", Binary("seq", first, second), negated):
                 return sub(Not(negated, first, second))
             case Binary("cnot" | "fnot" as op, left, negated):
-                blockers = sub(negated)
-                return {
-                    (b, s, e)
-                    for b, s, e in sub(left)
-                    if not any(
-                        _compatible(b, nb) and _blocks(op, s, e, ns, ne, window)
-                        for nb, ns, ne in blockers
-                    )
-                }
+                return _unblocked(op, left, negated, window, sub)
             case Binary("seq", left, Star(right)):
                 firsts = sub(left)
                 return firsts | {
                     (b1, s1, e2)
                     for b1, s1, e1 in firsts
                     for b2, s2, e2 in sub(right)
-                    if e1 < s2 and _compatible(b1, b2)
+                    if e1 < s2 and compatible(b1, b2)
                 }
             case Binary("seq", left, Aggregate() as aggregate):
                 return self.aggregate(sub(left), aggregate, sub(aggregate.pattern))
             case Binary("forall_seq", left, right):
-                # p1 [s1, e1] with every p2 [s2, e2], e1 < s2, unless an earlier p2 (ending
-                # before e2) took it: it combines with the first p2 after it only.
-                seconds = sub(right)
-                return {
-                    (_join(b1, b2), s1, e2)
-                    for b1, s1, e1 in sub(left)
-                    for b2, s2, e2 in seconds
-                    if e1 < s2
-                    and _compatible(b1, b2)
-                    and not any(
-                        e1 < s3 and e3 < e2 and _compatible(b1, b3) for b3, s3, e3 in seconds
-                    )
-                }
+                return _forall_seq(left, right, sub)
             case Binary(op, left, right):
                 return {
-                    (_join(b1, b2), *interval)
+                    (join_bindings(b1, b2), *interval)
                     for b1, s1, e1 in sub(left)
                     for b2, s2, e2 in sub(right)
-                    if _compatible(b1, b2) and (interval := _relate(op, s1, e1, s2, e2)) is not None
+                    if compatible(b1, b2) and (interval := relate(op, s1, e1, s2, e2)) is not None
                 }
             case Not(negated, left, right):
-                blockers = sub(negated)
-                out = set()
-                for b2, s2, e2 in sub(left):
-                    for b3, s3, e3 in sub(right):
-                        if e2 < s3 and _compatible(b2, b3):
-                            joined = _join(b2, b3)
-                            if not any(
-                                _compatible(joined, nb) and e2 < ns and ne < s3
-                                for nb, ns, ne in blockers
-                            ):
-                                out.add((joined, s2, e3))
-                return out
+                return _not_between(negated, left, right, sub)
             case Where(p, condition) | Multiply(p, condition):
-                goal = goals[condition]
-                # t1/1, t2/1 and current_datime/1 read the occurrence's interval
-                hidden = {"$start", "$end"}
-                return {
-                    (frozenset(i for i in solution.items() if i[0] not in hidden), s, e)
-                    for b, s, e in sub(p)
-                    for solution in goal.solutions({**dict(b), "$start": s, "$end": e}, self.kb)
-                }
+                return self.solved(sub(p), goals[condition])
             case Window(p, size):
                 tighter = size if window is None else min(window, size)
                 inner = self.matches(p, goals, tighter)
@@ -336,6 +320,28 @@ class _World:
             case Aggregate() as aggregate:
                 return self.sliding(aggregate, sub(aggregate.pattern))
         raise EngineError(f"{type(pattern).__name__} is only allowed as the right operand of SEQ")
+
+    def occurrences(self, name: str, args: tuple[Term, ...]) -> set[Match]:
+        """I(``name(args)``): every event of that name and arity whose arguments unify with
+        ``args``, with the bindings that makes."""
+        out: set[Match] = set()
+        for e in self.by_name.get((name, len(args)), ()):
+            env: dict[str, Value] = {}
+            pairs = zip(args, e.args, strict=True)
+            if all(unify(t, v, env, self.prefixes) for t, v in pairs):
+                out.add((frozenset(env.items()), e.start, e.end))
+        return out
+
+    def solved(self, found: set[Match], goal: Goal) -> set[Match]:
+        """I(``p WHERE g``) and I(``p EVENT_MULTIPLY g``) from ``found``, I(p): each match of p
+        once per solution of the goal, with the goal's bindings added."""
+        # t1/1, t2/1 and current_datime/1 read the occurrence's interval
+        hidden = {"$start", "$end"}
+        return {
+            (frozenset(i for i in solution.items() if i[0] not in hidden), s, e)
+            for b, s, e in found
+            for solution in goal.solutions({**dict(b), "$start": s, "$end": e}, self.kb)
+        }
 
     def aggregate(self, firsts: set[Match], spec: Aggregate, items: set[Match]) -> set[Match]:
         """``p1 SEQ aggregate(F, p2, R)`` as docs/language.md defines it."""
@@ -345,7 +351,7 @@ class _World:
         for b1, s1, e1 in firsts:
             if function in ("count", "sum"):
                 out.add((b1 | {(result, 0)}, s1, e1))
-            after = [m for m in items if e1 < m[1] and _compatible(b1, m[0])]
+            after = [m for m in items if e1 < m[1] and compatible(b1, m[0])]
             for b2, s2, e2 in after:
                 window = [m for m in after if m[2] < e2]
                 if spec.window is not None and spec.window[0] == "time":
@@ -395,8 +401,68 @@ class _World:
         return out
 
 
-def _relate(op: str, s1: Time, e1: Time, s2: Time, e2: Time) -> tuple[Time, Time] | None:
-    """The interval of ``left OP right`` per the semantics table, or None if they don't fit."""
+#: How a pattern's operands are matched: the enclosing call with its goals and window.
+Sub = Callable[[Pattern], set[Match]]
+
+
+def _unblocked(
+    op: str, left: Pattern, negated: Pattern, window: Time | None, sub: Sub
+) -> set[Match]:
+    """I(``left CNOT negated``) or I(``left FNOT negated``): the matches of ``left`` that no
+    compatible match of ``negated`` :func:`blocks`."""
+    blockers = sub(negated)
+    return {
+        (b, s, e)
+        for b, s, e in sub(left)
+        if not any(
+            compatible(b, nb) and blocks(op, s, e, ns, ne, window) for nb, ns, ne in blockers
+        )
+    }
+
+
+def _forall_seq(left: Pattern, right: Pattern, sub: Sub) -> set[Match]:
+    """I(``left FORALL_SEQ right``): p1 [s1, e1] with every p2 [s2, e2], e1 < s2, unless an
+    earlier p2 (ending before e2) took it: it combines with the first p2 after it only."""
+    seconds = sub(right)
+    return {
+        (join_bindings(b1, b2), s1, e2)
+        for b1, s1, e1 in sub(left)
+        for b2, s2, e2 in seconds
+        if e1 < s2
+        and compatible(b1, b2)
+        and not any(e1 < s3 and e3 < e2 and compatible(b1, b3) for b3, s3, e3 in seconds)
+    }
+
+
+def _not_between(negated: Pattern, left: Pattern, right: Pattern, sub: Sub) -> set[Match]:
+    """I(``NOT(negated).[left, right]``): ``left`` then ``right`` with no compatible match of
+    ``negated`` strictly between them."""
+    blockers = sub(negated)
+    out = set()
+    for b2, s2, e2 in sub(left):
+        for b3, s3, e3 in sub(right):
+            if e2 < s3 and compatible(b2, b3):
+                joined = join_bindings(b2, b3)
+                if not any(
+                    compatible(joined, nb) and e2 < ns and ne < s3 for nb, ns, ne in blockers
+                ):
+                    out.add((joined, s2, e3))
+    return out
+
+
+def relate(op: str, s1: Time, e1: Time, s2: Time, e2: Time) -> tuple[Time, Time] | None:
+    """The interval of ``left OP right`` per the semantics table, or None if they don't fit.
+
+    Args:
+        op: a binary operator's name (``seq``, ``and``, ``par``, ``during``...).
+        s1: the left occurrence's start; ``e1`` its end.
+        s2: the right occurrence's start; ``e2`` its end.
+    Returns:
+        the combined interval, or None.
+
+    >>> relate("seq", 1, 2, 3, 4), relate("seq", 1, 3, 3, 4)
+    ((1, 4), None)
+    """
     match op:
         case "seq" | "forall_seq":
             return (s1, e2) if e1 < s2 else None
@@ -417,8 +483,20 @@ def _relate(op: str, s1: Time, e1: Time, s2: Time, e2: Time) -> tuple[Time, Time
     raise EngineError(f"unknown operator '{op}'")
 
 
-def _blocks(op: str, s: Time, e: Time, ns: Time, ne: Time, window: Time | None) -> bool:
-    """Whether an occurrence [ns, ne] of the negated pattern cancels [s, e]."""
+def blocks(op: str, s: Time, e: Time, ns: Time, ne: Time, window: Time | None) -> bool:
+    """Whether an occurrence [ns, ne] of the negated pattern cancels [s, e].
+
+    Args:
+        op: ``cnot`` or ``fnot``.
+        s: the start of the occurrence that may be cancelled; ``e`` its end.
+        ns: the start of the negated occurrence; ``ne`` its end.
+        window: the enclosing window (how far back an FNOT remembers), or None.
+    Returns:
+        True when the negated occurrence cancels it.
+
+    >>> blocks("cnot", 1, 5, 2, 3, None), blocks("fnot", 1, 5, 0, 1, 2)
+    (True, False)
+    """
     if op == "cnot":
         return s <= ns and ne < e  # inside the interval and over before it completes
     # fnot: over before the interval completes, and not forgotten by a window.
@@ -453,18 +531,51 @@ def _fold(function: str, values: list[Value]) -> Value:
     return math.sqrt(spread)  # stddev (population)
 
 
-def _compatible(a: Bindings, b: Bindings) -> bool:
+def compatible(a: Bindings, b: Bindings) -> bool:
+    """Whether two bindings agree on every variable they share.
+
+    Args:
+        a: one match's bindings; ``b`` another's.
+    Returns:
+        True when they can be joined.
+
+    >>> compatible(frozenset({("X", 1)}), frozenset({("X", 1), ("Y", 2)}))
+    True
+    """
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     other = dict(large)
     return all(other.get(k, v) == v for k, v in small)
 
 
-def _join(a: Bindings, b: Bindings) -> Bindings:
+def join_bindings(a: Bindings, b: Bindings) -> Bindings:
+    """The union of two :func:`compatible` bindings.
+
+    Args:
+        a: one match's bindings; ``b`` another's.
+    Returns:
+        every variable bound by either.
+
+    >>> sorted(join_bindings(frozenset({("X", 1)}), frozenset({("Y", 2)})))
+    [('X', 1), ('Y', 2)]
+    """
     return frozenset({**dict(a), **dict(b)}.items())
 
 
-def _unify(term: Term, value: Value, env: dict[str, Value], prefixes: Mapping[str, str]) -> bool:
-    """Match an event-pattern argument against a value, binding variables in ``env``."""
+def unify(term: Term, value: Value, env: dict[str, Value], prefixes: Mapping[str, str]) -> bool:
+    """Match an event-pattern argument against a value, binding variables in ``env``.
+
+    Args:
+        term: the argument as written in the pattern.
+        value: the event's argument.
+        env: the bindings so far; new ones are added to it (also when the match fails).
+        prefixes: the program's prefixes, for prefixed names.
+    Returns:
+        whether they match.
+
+    >>> env = {}
+    >>> unify(Var("X"), 1, env, {}), unify(Var("X"), 2, env, {}), env
+    (True, False, {'X': 1})
+    """
     match term:
         case Var("_"):
             return True
@@ -478,7 +589,7 @@ def _unify(term: Term, value: Value, env: dict[str, Value], prefixes: Mapping[st
                 isinstance(value, Struct)
                 and value.functor == functor
                 and len(value.args) == len(args)
-                and all(_unify(t, v, env, prefixes) for t, v in zip(args, value.args, strict=True))
+                and all(unify(t, v, env, prefixes) for t, v in zip(args, value.args, strict=True))
             )
         case ListTerm(items, tail):
             n = len(items)
@@ -486,7 +597,7 @@ def _unify(term: Term, value: Value, env: dict[str, Value], prefixes: Mapping[st
                 return False
             if tail is None and len(value) != n:
                 return False
-            if not all(_unify(t, v, env, prefixes) for t, v in zip(items, value[:n], strict=True)):
+            if not all(unify(t, v, env, prefixes) for t, v in zip(items, value[:n], strict=True)):
                 return False
-            return tail is None or _unify(tail, value[n:], env, prefixes)
+            return tail is None or unify(tail, value[n:], env, prefixes)
     return bool(term_value(term, prefixes) == value)

@@ -3,7 +3,7 @@ stopped each.
 
 :func:`why_not` replays a stream through the engine (the run ``reasoner run`` makes), and when
 the expected detection is not among what it derived, examines every rule with that head with a
-plain evaluator: the reference semantics (:class:`reasoner.semantics.reference._World`) over the
+plain evaluator: the reference semantics (:class:`reasoner.semantics.reference.World`) over the
 inputs the engine accepted plus everything the engine derived, each event atom of the body traced
 so that a match names the events it is made of. The head's given arguments are put into the body
 first (``blizzardWarning("KSLC")`` looks at station KSLC only). Then:
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
@@ -53,8 +53,11 @@ from reasoner.semantics.nearmiss import (
     rule_place,
     show,
 )
-from reasoner.semantics.reference import _unify
+from reasoner.semantics.reference import unify
 from reasoner.values import Time
+
+if TYPE_CHECKING:
+    from reasoner.runtime.engine import Engine
 
 __all__ = ["KINDS", "Answer", "NearMiss", "Reason", "Rejection", "parse_expected", "why_not"]
 
@@ -176,11 +179,49 @@ def why_not(
         max_span=max_span,
         provenance=True,
     )
+    run = _replay(engine, events, between, lateness, locate)
+    refused = [*rejected, *run.refused]  # (a reader's list fills while the stream is read)
+    kb = knowledge if knowledge is not None else program_knowledge(program)
+    fits = [d for d in run.detections if _fits_head(expected, d, program.prefixes)]
+    inside = [d for d in fits if between is None or between[0] <= d.end <= between[1]]
+    if inside:
+        return Answer(expected, between, tuple(inside))
+    rules = [
+        r
+        for r in program.event_rules
+        if r.head.name == expected.name and len(r.head.args) >= len(expected.args)
+    ]
+    notes = _notes(expected, program, bool(rules), run.detections, fits, refused, time)
+    context = _context(program, between, run, refused, kb, policy, time)
+    misses = [m for rule in rules for m in Inquiry(context, rule, expected, between).near_misses()]
+    return Answer(expected, between, (), tuple(ranked(misses)[:limit]), tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """What the engine made of the stream: the events it accepted, those it refused (each
+    with where it came from and why) and what it detected, in order."""
+
+    accepted: list[Event]
+    refused: list[Rejection]
+    detections: list[Event]
+
+
+def _replay(
+    engine: Engine,
+    events: Iterable[Event],
+    between: tuple[Time, Time] | None,
+    lateness: Time,
+    locate: Callable[[Event], str | None] | None,
+) -> _Replay:
+    """Push ``events`` through ``engine`` and flush it.
+
+    Past T2 (and the lateness), only events ending by T2 can matter: they are pushed (the
+    engine refuses them as late, with its reason); the rest is read, not processed.
+    """
     refused: list[Rejection] = []
     accepted: list[Event] = []
     detections: list[Event] = []
-    # Past T2 (and the lateness), only events ending by T2 can matter: they are pushed (the
-    # engine refuses them as late, with its reason); the rest is read, not processed.
     cutoff = None if between is None else between[1] + lateness
     passed = False
     for count, event in enumerate(events, 1):
@@ -195,27 +236,46 @@ def why_not(
             continue
         accepted.append(event)
     detections += engine.flush()
-    refused[:0] = rejected  # (a reader's list fills while the stream is read)
-    kb = knowledge if knowledge is not None else program_knowledge(program)
-    prefixes = program.prefixes
-    fits = [d for d in detections if _fits_head(expected, d, prefixes)]
-    inside = [d for d in fits if between is None or between[0] <= d.end <= between[1]]
-    if inside:
-        return Answer(expected, between, tuple(inside))
-    notes = [_skipped(r) for r in refused if r.event is None]
-    if fits:
-        notes.insert(0, _outside(fits, time))
-    others = [d for d in detections if d.name == expected.name and d not in fits]
-    if others:
-        text = f"'{expected.name}' occurred with other arguments: {event_text(others[0], time)}"
-        text += f" and {len(others) - 1} more" if len(others) > 1 else ""
-        notes.insert(0, Reason("other", text, {"detections": [event_json(e) for e in others]}))
-    rules = [
-        r
-        for r in program.event_rules
-        if r.head.name == expected.name and len(r.head.args) >= len(expected.args)
-    ]
-    if not rules:
+    return _Replay(accepted, refused, detections)
+
+
+def _context(
+    program: Program,
+    between: tuple[Time, Time] | None,
+    run: _Replay,
+    refused: list[Rejection],
+    kb: Knowledge,
+    policy: Policy,
+    time: TimeText,
+) -> Context:
+    """What every rule's inquiry reads: the traced world of the events up to the horizon (T2,
+    else the last accepted event's end) that the engine accepted or derived, and the refused
+    events that end by then."""
+    horizon = between[1] if between is not None else max((e.end for e in run.accepted), default=0)
+    world = TracedWorld(
+        {e for e in (*run.accepted, *run.detections) if e.end <= horizon},
+        horizon,
+        kb,
+        program.prefixes,
+    )
+    late = [r for r in refused if r.event is None or r.event.end <= horizon]
+    return Context(world, kb, program.prefixes, program, policy, tuple(run.detections), late, time)
+
+
+def _notes(
+    expected: EventAtom,
+    program: Program,
+    derivable: bool,
+    detections: list[Event],
+    fits: list[Event],
+    refused: list[Rejection],
+    time: TimeText,
+) -> list[Reason]:
+    """What the answer says besides its near misses, most telling first: no rule derives the
+    expected name (``derivable`` false), it occurred with other arguments, it occurred
+    outside the time range (``fits``), and each input line skipped as malformed."""
+    notes = []
+    if not derivable:
         arities = sorted(
             {len(r.head.args) for r in program.event_rules if r.head.name == expected.name}
         )
@@ -223,17 +283,15 @@ def why_not(
         if arities:
             given = " or ".join(map(str, arities))
             text += f" with {len(expected.args)} arguments (its rules give {given})"
-        notes.insert(0, Reason("missing", text))
-    horizon = between[1] if between is not None else max((e.end for e in accepted), default=0)
-    world = TracedWorld(
-        {e for e in (*accepted, *detections) if e.end <= horizon}, horizon, kb, prefixes
-    )
-    late = [r for r in refused if r.event is None or r.event.end <= horizon]
-    context = Context(world, kb, prefixes, program, policy, tuple(detections), late, time)
-    misses: list[NearMiss] = []
-    for rule in rules:
-        misses += Inquiry(context, rule, expected, between).near_misses()
-    return Answer(expected, between, (), tuple(ranked(misses)[:limit]), tuple(notes))
+        notes.append(Reason("missing", text))
+    others = [d for d in detections if d.name == expected.name and d not in fits]
+    if others:
+        text = f"'{expected.name}' occurred with other arguments: {event_text(others[0], time)}"
+        text += f" and {len(others) - 1} more" if len(others) > 1 else ""
+        notes.append(Reason("other", text, {"detections": [event_json(e) for e in others]}))
+    if fits:
+        notes.append(_outside(fits, time))
+    return notes + [_skipped(r) for r in refused if r.event is None]
 
 
 def parse_expected(text: str) -> EventAtom:
@@ -261,7 +319,7 @@ def _fits_head(expected: EventAtom, event: Event, prefixes: Mapping[str, str]) -
     if event.name != expected.name or len(event.args) < len(expected.args):
         return False
     env: dict[str, Any] = {}
-    return all(_unify(t, v, env, prefixes) for t, v in zip(expected.args, event.args, strict=False))
+    return all(unify(t, v, env, prefixes) for t, v in zip(expected.args, event.args, strict=False))
 
 
 def _skipped(rejection: Rejection) -> Reason:
