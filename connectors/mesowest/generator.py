@@ -109,62 +109,112 @@ def simulate(
     step = interval_minutes * 60
     steps = int(days * 86400 // step)
     first = start.timestamp()
-    feet = 0.0 if station.elevation is None else metres_to_feet(station.elevation)
-    climate = 44 - 3.0 * feet / 1000 - 1.2 * (station.lat - 40)
-    temp_memory = math.exp(-step / (36 * 3600))
-    wind_memory = math.exp(-step / (6 * 3600))
-    anomaly = rng.gauss(0, 6)
-    breeze = rng.gauss(0, 4)
-    shower = 0  # steps left in a passing light-snow shower
+    background = _Background(station, step, rng)
     for index in range(steps):
         time = first + index * step
-        anomaly = anomaly * temp_memory + rng.gauss(0, 6 * math.sqrt(1 - temp_memory**2))
-        breeze = breeze * wind_memory + rng.gauss(0, 4 * math.sqrt(1 - wind_memory**2))
-        solar_hour = (time / 3600 + station.lon / 15) % 24
-        daily = math.cos(2 * math.pi * (solar_hour - 15) / 24)  # +1 mid-afternoon, -1 at 3 am
-        temp = climate + anomaly + 9 * daily + rng.gauss(0, 0.7)
-        humidity = 68 - 18 * daily - 0.8 * anomaly + rng.gauss(0, 3)
-        wind = min(_BACKGROUND_WIND_CAP, max(0.0, 6 + breeze + 2 * max(0.0, daily)))
-        if shower == 0 and rng.random() < 0.01:
-            shower = rng.randint(2, 6)
-        visibility, condition, precip = 10.0, "cloudy" if humidity > 75 else "clear", 0.0
-        if shower:
-            shower -= 1
-            visibility, condition, precip = rng.uniform(2, 6), "light snow", 0.01
-            humidity += 10
-        strength, intensity = 0.0, 0.0
-        for storm in mine:
-            level = storm.envelope(time)
-            if level > strength:
-                strength, intensity = level, storm.intensity
+        weather = background.at(time)
+        strength, intensity = _strongest(mine, time)
         if strength > 0:
-            peak_wind = 20 + 22 * intensity
-            peak_visibility = max(0.05, 0.6 - 0.5 * intensity)
-            wind = wind + (peak_wind - wind) * strength + rng.uniform(-2, 2)
-            visibility = min(
-                10.0, 10 * (peak_visibility / 10) ** strength * rng.uniform(0.85, 1.15)
-            )
-            snow = strength * intensity
-            condition = "heavy snow" if snow >= 0.6 else "snow" if snow >= 0.3 else "light snow"
-            precip = max(precip, 0.1 * snow * rng.uniform(0.7, 1.3))
-            temp = min(temp - 8 * strength, 31.0)
-            humidity += (96 - humidity) * strength
-        gusty = strength > 0 or (wind >= 10 and rng.random() < 0.6)
-        values: list[Value] = [
-            round(temp, 1),
-            round(min(100.0, max(12.0, humidity))),
-            round(max(0.0, wind), 1),
-            round(wind * rng.uniform(1.25, 1.5), 1) if gusty else NONE,
-            round(visibility, 2),
-            condition,
-            round(precip, 2),
-        ]
+            weather.storm(strength, intensity, rng)
+        values = weather.values(strength > 0, rng)
         if strength == 0:
             values = [
                 NONE if position != 5 and rng.random() < missing_rate else value
                 for position, value in enumerate(values)
             ]
         yield Event(SENSOR_READING, (station.id, int(time), *values), int(time), int(time))
+
+
+@dataclass(slots=True)
+class _Weather:
+    """One reading's weather before rounding: °F, %, mph, miles, condition text, inches."""
+
+    temp: float
+    humidity: float
+    wind: float
+    visibility: float
+    condition: str
+    precip: float
+
+    def storm(self, strength: float, intensity: float, rng: random.Random) -> None:
+        """Lay a storm of ``intensity`` at ``strength`` of its envelope over this weather (the
+        peak values are in the module doc)."""
+        peak_wind = 20 + 22 * intensity
+        peak_visibility = max(0.05, 0.6 - 0.5 * intensity)
+        self.wind = self.wind + (peak_wind - self.wind) * strength + rng.uniform(-2, 2)
+        self.visibility = min(
+            10.0, 10 * (peak_visibility / 10) ** strength * rng.uniform(0.85, 1.15)
+        )
+        snow = strength * intensity
+        self.condition = "heavy snow" if snow >= 0.6 else "snow" if snow >= 0.3 else "light snow"
+        self.precip = max(self.precip, 0.1 * snow * rng.uniform(0.7, 1.3))
+        self.temp = min(self.temp - 8 * strength, 31.0)
+        self.humidity += (96 - self.humidity) * strength
+
+    def values(self, stormy: bool, rng: random.Random) -> list[Value]:
+        """The reading's values, rounded as MesoWest writes them; a gust only when it is gusty
+        (always in a storm), else ``none``."""
+        gusty = stormy or (self.wind >= 10 and rng.random() < 0.6)
+        return [
+            round(self.temp, 1),
+            round(min(100.0, max(12.0, self.humidity))),
+            round(max(0.0, self.wind), 1),
+            round(self.wind * rng.uniform(1.25, 1.5), 1) if gusty else NONE,
+            round(self.visibility, 2),
+            self.condition,
+            round(self.precip, 2),
+        ]
+
+
+class _Background:
+    """A station's weather outside storms, one step at a time: the climate of its elevation
+    and latitude, the AR(1) temperature anomaly and breeze, the diurnal cycle of its longitude
+    and passing light-snow showers (see the module doc)."""
+
+    def __init__(self, station: Station, step: float, rng: random.Random) -> None:
+        feet = 0.0 if station.elevation is None else metres_to_feet(station.elevation)
+        self.lon = station.lon
+        self.climate = 44 - 3.0 * feet / 1000 - 1.2 * (station.lat - 40)
+        self.temp_memory = math.exp(-step / (36 * 3600))
+        self.wind_memory = math.exp(-step / (6 * 3600))
+        self.rng = rng
+        self.anomaly = rng.gauss(0, 6)
+        self.breeze = rng.gauss(0, 4)
+        self.shower = 0  # steps left in a passing light-snow shower
+
+    def at(self, time: float) -> _Weather:
+        """The weather at epoch second ``time``, the step after the previous call's."""
+        rng = self.rng
+        self.anomaly = self.anomaly * self.temp_memory + rng.gauss(
+            0, 6 * math.sqrt(1 - self.temp_memory**2)
+        )
+        self.breeze = self.breeze * self.wind_memory + rng.gauss(
+            0, 4 * math.sqrt(1 - self.wind_memory**2)
+        )
+        solar_hour = (time / 3600 + self.lon / 15) % 24
+        daily = math.cos(2 * math.pi * (solar_hour - 15) / 24)  # +1 mid-afternoon, -1 at 3 am
+        temp = self.climate + self.anomaly + 9 * daily + rng.gauss(0, 0.7)
+        humidity = 68 - 18 * daily - 0.8 * self.anomaly + rng.gauss(0, 3)
+        wind = min(_BACKGROUND_WIND_CAP, max(0.0, 6 + self.breeze + 2 * max(0.0, daily)))
+        if self.shower == 0 and rng.random() < 0.01:
+            self.shower = rng.randint(2, 6)
+        visibility, condition, precip = 10.0, "cloudy" if humidity > 75 else "clear", 0.0
+        if self.shower:
+            self.shower -= 1
+            visibility, condition, precip = rng.uniform(2, 6), "light snow", 0.01
+            humidity += 10
+        return _Weather(temp, humidity, wind, visibility, condition, precip)
+
+
+def _strongest(storms: Sequence[Storm], time: float) -> tuple[float, float]:
+    """The strongest envelope of ``storms`` at epoch second ``time`` and that storm's
+    intensity; (0, 0) outside every storm."""
+    strength, intensity = 0.0, 0.0
+    for storm in storms:
+        level = storm.envelope(time)
+        if level > strength:
+            strength, intensity = level, storm.intensity
+    return strength, intensity
 
 
 def generate(
