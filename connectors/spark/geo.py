@@ -147,14 +147,26 @@ def with_geodesic_km(
 
     >>> with_geodesic_km(pairs, "plat", "plon", "qlat", "qlon").first()  # doctest: +SKIP
     """
-    from pyspark.sql import functions as F
-
     # One projection per step: Spark keeps projections apart when merging them would repeat a
     # non-trivial expression, so each round refers to the last one's columns instead of
     # inlining them (inlined, the expression grows exponentially and code generation fails).
-    a, f, b = _WGS84_A, _WGS84_F, _WGS84_B
     keep = frame.columns
-    c = F.col
+    rows = _reduced(frame, lat1, lon1, lat2, lon2)
+    for _ in range(_VINCENTY_ROUNDS):
+        rows = _next_lambda(_vincenty_terms(rows), keep)
+    return _ellipsoid_distance(_vincenty_terms(rows), keep, name)
+
+
+#: The columns fixed through Vincenty's iteration: the longitude difference L and the sines
+#: and cosines of the two reduced latitudes.
+_FIXED = ("_g_l", "_g_su1", "_g_cu1", "_g_su2", "_g_cu2")
+
+
+def _reduced(frame: DataFrame, lat1: str, lon1: str, lat2: str, lon2: str) -> DataFrame:
+    """``frame`` with the :data:`_FIXED` columns and the first λ (``_g_lam`` = L)."""
+    from pyspark.sql import functions as F
+
+    c, f = F.col, _WGS84_F
 
     def reduced(lat: str) -> Column:
         phi = F.radians(c(lat))
@@ -167,9 +179,8 @@ def with_geodesic_km(
         reduced(lat2).alias("_g_u2"),
         F.atan2(F.sin(dlon), F.cos(dlon)).alias("_g_l"),
     )
-    fixed = ["_g_l", "_g_su1", "_g_cu1", "_g_su2", "_g_cu2"]
-    rows = rows.select(
-        *keep,
+    return rows.select(
+        *frame.columns,
         "_g_l",
         F.sin("_g_u1").alias("_g_su1"),
         F.cos("_g_u1").alias("_g_cu1"),
@@ -177,37 +188,55 @@ def with_geodesic_km(
         F.cos("_g_u2").alias("_g_cu2"),
         c("_g_l").alias("_g_lam"),
     )
+
+
+def _vincenty_terms(rows: DataFrame) -> DataFrame:
+    """``rows`` with sin σ, cos σ, σ, sin α, cos² α and cos 2σm for the current λ."""
+    from pyspark.sql import functions as F
+
+    c = F.col
     su1, cu1, su2, cu2 = c("_g_su1"), c("_g_cu1"), c("_g_su2"), c("_g_cu2")
+    ss, cs, sa, c2a = c("_g_ss"), c("_g_cs"), c("_g_sa"), c("_g_c2a")
+    rows = rows.select("*", F.sin("_g_lam").alias("_g_sl"), F.cos("_g_lam").alias("_g_cl"))
+    sl, cl = c("_g_sl"), c("_g_cl")
+    rows = rows.select(
+        "*",
+        F.sqrt(F.pow(cu2 * sl, 2) + F.pow(cu1 * su2 - su1 * cu2 * cl, 2)).alias("_g_ss"),
+        (su1 * su2 + cu1 * cu2 * cl).alias("_g_cs"),
+    )
+    # Coincident points (sin σ = 0) and equatorial lines (cos² α = 0) divide by zero.
+    rows = rows.select(
+        "*",
+        F.atan2(ss, cs).alias("_g_sig"),
+        F.when(ss == 0, 0.0).otherwise(cu1 * cu2 * sl / ss).alias("_g_sa"),
+    )
+    rows = rows.select("*", (1 - sa * sa).alias("_g_c2a"))
+    return rows.select(
+        "*", F.when(c2a == 0, 0.0).otherwise(cs - 2 * su1 * su2 / c2a).alias("_g_c2m")
+    )
+
+
+def _next_lambda(rows: DataFrame, keep: list[str]) -> DataFrame:
+    """One round of Vincenty's iteration: the next λ from :func:`_vincenty_terms`; only
+    ``keep``, the :data:`_FIXED` columns and λ stay."""
+    from pyspark.sql import functions as F
+
+    c, f = F.col, _WGS84_F
     ss, cs, sig, sa, c2a, c2m = (
         c(n) for n in ("_g_ss", "_g_cs", "_g_sig", "_g_sa", "_g_c2a", "_g_c2m")
     )
+    k = f / 16 * c2a * (4 + f * (4 - 3 * c2a))
+    lam = c("_g_l") + (1 - k) * f * sa * (sig + k * ss * (c2m + k * cs * (2 * c2m * c2m - 1)))
+    return rows.select(*keep, *_FIXED, lam.alias("_g_lam"))
 
-    def terms(rows: DataFrame) -> DataFrame:
-        """sin σ, cos σ, σ, sin α, cos² α and cos 2σm for the current λ."""
-        rows = rows.select("*", F.sin("_g_lam").alias("_g_sl"), F.cos("_g_lam").alias("_g_cl"))
-        sl, cl = c("_g_sl"), c("_g_cl")
-        rows = rows.select(
-            "*",
-            F.sqrt(F.pow(cu2 * sl, 2) + F.pow(cu1 * su2 - su1 * cu2 * cl, 2)).alias("_g_ss"),
-            (su1 * su2 + cu1 * cu2 * cl).alias("_g_cs"),
-        )
-        # Coincident points (sin σ = 0) and equatorial lines (cos² α = 0) divide by zero.
-        rows = rows.select(
-            "*",
-            F.atan2(ss, cs).alias("_g_sig"),
-            F.when(ss == 0, 0.0).otherwise(cu1 * cu2 * sl / ss).alias("_g_sa"),
-        )
-        rows = rows.select("*", (1 - sa * sa).alias("_g_c2a"))
-        return rows.select(
-            "*", F.when(c2a == 0, 0.0).otherwise(cs - 2 * su1 * su2 / c2a).alias("_g_c2m")
-        )
 
-    for _ in range(_VINCENTY_ROUNDS):
-        rows = terms(rows)
-        k = f / 16 * c2a * (4 + f * (4 - 3 * c2a))
-        lam = c("_g_l") + (1 - k) * f * sa * (sig + k * ss * (c2m + k * cs * (2 * c2m * c2m - 1)))
-        rows = rows.select(*keep, *fixed, lam.alias("_g_lam"))
-    rows = terms(rows)
+def _ellipsoid_distance(rows: DataFrame, keep: list[str], name: str) -> DataFrame:
+    """The geodesic length (km) from the converged :func:`_vincenty_terms`, as column
+    ``name`` after ``keep``."""
+    from pyspark.sql import functions as F
+
+    c, a, b = F.col, _WGS84_A, _WGS84_B
+    ss, cs, sig, c2a, c2m = (c(n) for n in ("_g_ss", "_g_cs", "_g_sig", "_g_c2a", "_g_c2m"))
     rows = rows.select("*", (c2a * ((a * a - b * b) / (b * b))).alias("_g_u"))
     u = c("_g_u")
     big_a = 1 + u / 16384 * (4096 + u * (-768 + u * (320 - 175 * u)))
