@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         measured: dict[str, list[tuple[float, Counter[str], int]]] = {lv: [] for lv in LEVELS}
         for _ in range(runs):  # round robin: a busy moment of the machine hits every level
             for level, program in programs.items():
-                measured[level].append(run_once(program, kb.snapshot(), events))
+                measured[level].append(run_once(program, kb.current(), events))
         for level, runs_of_level in measured.items():
             rate = statistics.median(m[0] for m in runs_of_level)
             counts, stored = runs_of_level[0][1], runs_of_level[0][2]

@@ -5,8 +5,8 @@ Run: ``.venv/bin/python benchmarks/bench_knowledge_where.py [instance_triples]``
 It generates weather observations typed with the leaf classes of ``ontologies/weather.ttl``
 (Diablo, Sundowner, DewPoint, Snowfall ...) with a speed or temperature each, then times
 loading, RDFS and OWL-RL materialisation (fast path) and evaluating a WHERE condition per
-event against the snapshot, the way the engine does: the goal is compiled once, the snapshot
-is read once per event. Then the lookups of the EnhancedFire and blizzard rules
+event against the knowledge version, the way the engine does: the goal is compiled once, the
+version is read once per event. Then the lookups of the EnhancedFire and blizzard rules
 (``rules/weather.event``, ``rules/blizzard.event``) per call: ``instanceOf/2`` (materialised),
 ``near_station/2`` (materialised, every solution) and ``becomes_blizzard/4`` (answered
 on demand, its answers kept per knowledge version), with repeated and with distinct patterns.
@@ -98,7 +98,7 @@ def rule_lookups(triples: int = 30_000, calls: int = 20_000) -> None:
 
     def goal(functor: str, *args: Var | PName) -> Callable[[Any, Knowledge], object]:
         compiled = compile_goal(Compound(functor, args), {"wt": WT})
-        compiled.check(kb.snapshot())
+        compiled.check(kb.current())
         return (
             compiled.holds
             if functor != "near_station"
@@ -137,11 +137,11 @@ def rule_lookups(triples: int = 30_000, calls: int = 20_000) -> None:
     for name, call, envs in cases:
         best = float("inf")
         for _ in range(3):
-            kb.snapshot().answers.clear()  # each repetition starts with empty caches
-            kb.snapshot().held.clear()
+            kb.current().answers.clear()  # each repetition starts with empty caches
+            kb.current().held.clear()
             started = time.process_time()
             for env in envs:
-                call(env, kb.snapshot())
+                call(env, kb.current())
             best = min(best, time.process_time() - started)
         print(f"lookup {name:34s}: {best / calls * 1e6:6.2f} µs per call (CPU, best of 3)")
 
@@ -154,7 +154,7 @@ def main(triples: int = 100_000) -> None:
             started = time.perf_counter()
             kb = KnowledgeBase([ROOT / "ontologies" / "weather.ttl", data], entailment=regime)
             total = time.perf_counter() - started
-            s = kb.snapshot().stats
+            s = kb.current().stats
             print(
                 f"{regime:7s}: {s['triples']:.0f} triples ({s['inferred']:.0f} inferred) in "
                 f"{total:.2f} s [load {s['load_s']:.2f} s, entail {s['entail_s']:.2f} s, "
@@ -179,8 +179,8 @@ def main(triples: int = 100_000) -> None:
         hits = 0
         started = time.perf_counter()
         for o in events:
-            snapshot = kb.snapshot()  # once per event, as the engine does
-            hits += goal.holds(env_of(o), snapshot)
+            version = kb.current()  # once per event, as the engine does
+            hits += goal.holds(env_of(o), version)
         elapsed = time.perf_counter() - started
         print(f"WHERE {name:34s}: {elapsed / len(events) * 1e6:6.2f} µs per event ({hits} true)")
 

@@ -88,7 +88,7 @@ def main() -> None:
         ],
         entailment="rdfs",
     )
-    engine = Engine(RULES, knowledge=knowledge.snapshot())
+    engine = Engine(RULES, knowledge=knowledge.current())
     with SparqlServer(knowledge, EndpointConfig(port=0)).start() as server:
         for detection in engine.run(STREAM):
             args = ", ".join(str(arg) for arg in detection.args)

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         where,
         within,
     )
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
     from reasoner.language.ast import Program
     from reasoner.language.loader import load_rules
     from reasoner.runtime.engine import Engine
@@ -80,7 +80,7 @@ _LAZY = {
     "load_rules": "reasoner.language.loader",
     "Event": "reasoner.runtime.events",
     "Program": "reasoner.language.ast",
-    "KnowledgeBase": "reasoner.knowledge.snapshot",
+    "KnowledgeBase": "reasoner.knowledge.versions",
     "IRI": "reasoner.values",
     "why_not": "reasoner.semantics.whynot",
 }

@@ -11,7 +11,7 @@ from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, REGIMES, TIE_BREAKS
 
 if TYPE_CHECKING:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
     from reasoner.language.ast import Program
 
 
@@ -101,7 +101,7 @@ def knowledge_base(
     Horn rules (``progress``: show loading progress); None without --knowledge and --store."""
     if not (args.knowledge or args.store):
         return None
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
 
     return KnowledgeBase(
         args.knowledge or (),

@@ -290,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         query = load_query(args.query, program)
         program = program + query.program
     kb = knowledge_base(args, program, progress=True)
-    engine = _engine(args, program, None if kb is None else kb.snapshot(), lateness)
+    engine = _engine(args, program, None if kb is None else kb.current(), lateness)
     if resume is not None:
         if watcher is not None:  # the engine's rules as the checkpoint's were
             watcher.replay(engine)  # type: ignore[arg-type]

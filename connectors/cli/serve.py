@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     >>> run(parser.parse_args(["serve", "--store", "kb"]))  # doctest: +SKIP
     0
     """
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
     from reasoner.server.app import SparqlServer
 
     config = EndpointConfig(

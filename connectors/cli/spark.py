@@ -320,7 +320,7 @@ def replay(args: argparse.Namespace) -> int:
 def _knowledge(args: argparse.Namespace, program: Any) -> Any:
     """With --knowledge/--store: the knowledge, built once here (as reasoner run builds it)."""
     kb = knowledge_base(args, program, progress=True)
-    return None if kb is None else kb.snapshot()
+    return None if kb is None else kb.current()
 
 
 def _write(out: Path, fmt: str, lines: Any, iso: bool) -> int:

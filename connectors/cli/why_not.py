@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             raise ReasonerError(f"--between: {exc}") from None
     program = load_rules([Path(path) for path in args.rules])
     base = knowledge_base(args, program)
-    kb = None if base is None else base.snapshot()
+    kb = None if base is None else base.current()
     style = TimeStyle()
     skipped: list[Rejection] = []
 

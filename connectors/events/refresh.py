@@ -20,7 +20,7 @@ from reasoner.errors import KnowledgeError
 from reasoner.knowledge.base import Knowledge
 
 if TYPE_CHECKING:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
 

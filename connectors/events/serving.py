@@ -4,7 +4,7 @@ While the engine replays, a :class:`~reasoner.server.SparqlServer` (on loopback 
 another host is given) serves the background knowledge and every detection, published into
 the graph ``urn:reasoner:graph:detections`` as soon as the engine reports it, and shown as it
 arrives on the ``/live`` page (which learns when the replay ends). The endpoint serves the
-:class:`~reasoner.knowledge.snapshot.KnowledgeBase` itself, not one snapshot, so a refresh
+:class:`~reasoner.knowledge.versions.KnowledgeBase` itself, not one version, so a refresh
 of it becomes visible atomically (with the published detections carried over).
 """
 
@@ -22,7 +22,7 @@ from reasoner.runtime.events import Event
 from reasoner.server.config import LOOPBACK
 
 if TYPE_CHECKING:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
 
 Publish = Callable[[Sequence[Event]], None]
 

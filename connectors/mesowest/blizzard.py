@@ -113,7 +113,7 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
         neighbour_km=job.neighbour_km,
     )
     kb = open_knowledge(prepared.store_dir, job.definition)
-    knowledge = kb.snapshot()
+    knowledge = kb.current()
     style = TimeStyle(iso=True)
     serving = detections_endpoint(
         job.serve, kb, keep_serving=job.keep_serving, style=style, host=job.host

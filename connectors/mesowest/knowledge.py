@@ -34,7 +34,7 @@ from connectors.spark.build import (
 )
 from connectors.stations.table import Station, write_station_csv
 from reasoner.errors import KnowledgeError
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 
 #: The GeoNames sample shipped with the repository (cities of UT, CO, WY, ID, MT).
 SHIPPED_GEONAMES = shipped("data", "geonames", "US-mountain-cities15000.txt")
@@ -137,7 +137,7 @@ def open_knowledge(store_dir: str | Path, definition: str = "noaa") -> Knowledge
         store_dir: the store folder.
         definition: the blizzard definition whose static rules are evaluated with it.
     Returns:
-        an in-memory knowledge base; ``kb.snapshot()`` is what the engine reads.
+        an in-memory knowledge base; ``kb.current()`` is what the engine reads.
     Raises:
         KnowledgeError: the folder holds no built store.
 

@@ -44,7 +44,7 @@ def map_figure(
     Returns:
         the figure.
 
-    >>> places = place_rows(result, kb.snapshot())  # doctest: +SKIP
+    >>> places = place_rows(result, kb.current())  # doctest: +SKIP
     >>> map_figure(result, places=places).savefig("map.png")  # doctest: +SKIP
     """
     areas = area_rows(result) if areas is None else areas

@@ -80,7 +80,7 @@ def replay(
         the :class:`Replay`; malformed rows are skipped and listed in ``rejected``.
 
     >>> result = replay(["rules/blizzard.event", "rules/blizzard_noaa.event"],
-    ...                 paths, knowledge=kb.snapshot())  # doctest: +SKIP
+    ...                 paths, knowledge=kb.current())  # doctest: +SKIP
     >>> [w.args[0] for w in result.named("blizzardWarning")]  # doctest: +SKIP
     ['KOGD', 'KSLC', 'KEVW']
     """

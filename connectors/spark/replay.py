@@ -270,9 +270,9 @@ def ship_knowledge(
     """The knowledge for the executors (its derived part, broadcast) and its identity."""
     if knowledge is None:
         return None, ""
-    from reasoner.knowledge.snapshot import Snapshot
+    from reasoner.knowledge.versions import KnowledgeVersion
 
-    derived = knowledge.knowledge if isinstance(knowledge, Snapshot) else knowledge
+    derived = knowledge.knowledge if isinstance(knowledge, KnowledgeVersion) else knowledge
     shared = sc.broadcast(derived)
     return (lambda: shared.value), uuid.uuid4().hex
 

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.state import GroupState
 
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
 
 #: The shift of the watermark column (seconds); see the module doc.
 SHIFT = 4_500_000_000

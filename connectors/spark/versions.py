@@ -1,6 +1,6 @@
 """The knowledge of a streaming query: one version per micro-batch, the same on every executor.
 
-On the driver the knowledge is a :class:`~reasoner.knowledge.snapshot.KnowledgeBase`,
+On the driver the knowledge is a :class:`~reasoner.knowledge.versions.KnowledgeBase`,
 refreshed as ``reasoner run --refresh-every`` refreshes it (:mod:`connectors.events.refresh`:
 every N seconds and on SIGHUP, the next version built aside and swapped in atomically; a
 failed refresh keeps the version in use). Spark calls ``foreachBatch`` before it computes
@@ -29,7 +29,7 @@ from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Knowledge
 
 if TYPE_CHECKING:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
 
 #: The Spark local property naming a micro-batch's knowledge version.
 PROPERTY = "reasoner.knowledge"
@@ -73,7 +73,7 @@ class Versions:
                     "its knowledge version is not kept"
                 )
             return self.last[1]
-        snapshot = self.knowledge.snapshot()
+        snapshot = self.knowledge.current()
         name = self._names.get(snapshot.version)
         if name is None:
             name = self._write(snapshot.knowledge)

@@ -1,4 +1,4 @@
-"""Background knowledge: the RDF store, entailment, Horn rules and versioned snapshots.
+"""Background knowledge: the RDF store, entailment, Horn rules and knowledge versions.
 
 The engine and the SPARQL endpoint use :class:`KnowledgeBase`; everything else here is its
 parts, exported for the Spark connector (:class:`Store` bulk loads) and for tests. Names are
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from reasoner.knowledge.base import Knowledge
     from reasoner.knowledge.entailment import Closure, entail, is_trivial, owlrl_closure
-    from reasoner.knowledge.snapshot import KnowledgeBase, Snapshot, TripleIndex
     from reasoner.knowledge.store import INFERRED_GRAPH, SparqlError, SparqlResult, Store
+    from reasoner.knowledge.versions import KnowledgeBase, KnowledgeVersion, TripleIndex
     from reasoner.modes import REGIMES
 
 _LAZY = {
@@ -25,9 +25,9 @@ _LAZY = {
     "entail": "reasoner.knowledge.entailment",
     "is_trivial": "reasoner.knowledge.entailment",
     "owlrl_closure": "reasoner.knowledge.entailment",
-    "KnowledgeBase": "reasoner.knowledge.snapshot",
-    "Snapshot": "reasoner.knowledge.snapshot",
-    "TripleIndex": "reasoner.knowledge.snapshot",
+    "KnowledgeBase": "reasoner.knowledge.versions",
+    "KnowledgeVersion": "reasoner.knowledge.versions",
+    "TripleIndex": "reasoner.knowledge.versions",
     "INFERRED_GRAPH": "reasoner.knowledge.store",
     "SparqlError": "reasoner.knowledge.store",
     "SparqlResult": "reasoner.knowledge.store",
@@ -40,7 +40,7 @@ __all__ = [
     "Closure",
     "Knowledge",
     "KnowledgeBase",
-    "Snapshot",
+    "KnowledgeVersion",
     "SparqlError",
     "SparqlResult",
     "Store",

@@ -100,7 +100,7 @@ class Justifier:
     """Justifies facts of one knowledge version.
 
     Args:
-        knowledge: what the goals asked: a ``KnowledgeBase`` snapshot, a program's own
+        knowledge: what the goals asked: a :class:`KnowledgeVersion`, a program's own
             knowledge (:func:`~reasoner.knowledge.program.program_knowledge`) or a fact base.
         facts_at: where each fact written in a rule file is written, by ``(predicate, args)``.
 
@@ -121,7 +121,7 @@ class Justifier:
         self.facts_at = facts_at or {}
         self.entailed: frozenset[Triple] = frozenset()
         closure = getattr(knowledge, "closure", None)
-        if closure is not None:  # a KnowledgeBase snapshot
+        if closure is not None:  # a KnowledgeVersion
             self.entailed = closure.inferred
             knowledge = knowledge.knowledge  # type: ignore[attr-defined]
         self.view = knowledge

@@ -47,7 +47,7 @@ def check_conditions(knowledge: Knowledge, program: Program) -> None:
     reasoner.errors.RuleCompileError: <rules>:1:20: variable 'X' is not bound when q/2 is \
 called: q/2 is answered per call (top-down) and needs it bound (bind it by an earlier goal)
     """
-    strata = getattr(knowledge, "strata", None)  # a DerivedKnowledge's or a Snapshot's rules
+    strata = getattr(knowledge, "strata", None)  # a DerivedKnowledge's or a KnowledgeVersion's
     if strata is None or not program.event_rules:
         return
     from reasoner.knowledge.datalog.modes import check_calls

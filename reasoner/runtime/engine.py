@@ -430,7 +430,7 @@ class Engine:
 
     def use_knowledge(self, knowledge: Knowledge) -> None:
         """Evaluate every later event against ``knowledge`` (e.g. a refreshed
-        ``KnowledgeBase.snapshot()``). Takes effect between two events, never inside one.
+        ``KnowledgeBase.current()``). Takes effect between two events, never inside one.
         Raises EngineError, changing nothing, when a rule changes the program's static rules
         (``ins_static_rule``): those changes need the program's own knowledge."""
         refuse_static_changes(self.program)

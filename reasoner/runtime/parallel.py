@@ -380,7 +380,7 @@ class ParallelEngine:
 
     def use_knowledge(self, knowledge: Knowledge) -> None:
         """Evaluate every event taken after this call against ``knowledge`` (e.g. a refreshed
-        ``KnowledgeBase.snapshot()``), in every worker and the global stage alike, as
+        ``KnowledgeBase.current()``), in every worker and the global stage alike, as
         :meth:`Engine.use_knowledge <reasoner.runtime.engine.Engine.use_knowledge>` does
         between two events: the events taken so far are run first, against the previous
         knowledge (their detections are reported by the next :meth:`push` or :meth:`flush`),

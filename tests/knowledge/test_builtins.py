@@ -204,9 +204,9 @@ def test_a_static_rule_calling_a_built_in_unbound_is_answered_per_call(
     from reasoner.runtime.events import Event
 
     program = parse("p(X) :- atom_length(X, 3).\nh(X) <- a(X) WHERE p(X).\n")
-    snapshot = KnowledgeBase([], program=program).snapshot()
-    assert snapshot.knowledge.on_demand("p", 1)
-    for knowledge in (snapshot, None):
+    version = KnowledgeBase([], program=program).current()
+    assert version.knowledge.on_demand("p", 1)
+    for knowledge in (version, None):
         engine = Engine(program, knowledge=knowledge)
         found = [d.args for t, v in enumerate(order) for d in engine.push(Event("a", (v,), t, t))]
         assert found == [(1.0,)]  # "1.0" has 3 characters, "1" has 1

@@ -112,7 +112,7 @@ def test_equals_pairs_triples_of_one_instant_only() -> None:
 
 
 def test_duration_window_and_background_knowledge(tmp_path: Path) -> None:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+    from reasoner.knowledge.versions import KnowledgeBase
 
     query = parse_query(
         "PREFIX ex: <http://ex.org/> SELECT ?c ?ceo WHERE { { ?c ex:price ?p1 } SEQ "
@@ -122,7 +122,7 @@ def test_duration_window_and_background_knowledge(tmp_path: Path) -> None:
     program = compile_query(query, "q").program
     (tmp_path / "kb.ttl").write_text('<http://ex.org/acme> <http://ex.org/ceo> "Ann" .\n')
     kb = KnowledgeBase([tmp_path / "kb.ttl"], entailment="none", program=program)
-    engine = Engine(program, knowledge=kb.snapshot())
+    engine = Engine(program, knowledge=kb.current())
     out = {(d.args, d.start, d.end) for e in STREAM for d in engine.push(e)}
     # acme 1->3 and 3->4 last at most 2; bolt has no CEO; acme 1->4 lasts 3.
     assert out == {((IRI(EX + "acme"), "Ann"), 1, 3), ((IRI(EX + "acme"), "Ann"), 3, 4)}

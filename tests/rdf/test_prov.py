@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasoner.knowledge.justify import Fact
-from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.knowledge.store import Store
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.parser import parse
 from reasoner.rdf.detections import detection_iri, detections_ntriples, event_iri
 from reasoner.rdf.prov import fact_iri
@@ -33,7 +33,7 @@ def _store(tmp_path: Path) -> tuple[Store, Event]:
     )
     program = parse(RULES)
     engine = Engine(
-        program, knowledge=KnowledgeBase([kb_file], program=program).snapshot(), explain=True
+        program, knowledge=KnowledgeBase([kb_file], program=program).current(), explain=True
     )
     a = IRI(EX + "a")
     engine.push(Event.at("alarm", (a,), 1))

@@ -351,14 +351,14 @@ UNBOUND_CALL = (
 ON_DEMAND = "q0(X, Y) :- \\+ e(Y, X).\ne(1, 2).\nh(X) <- g(X).\n"
 
 
-def _given_snapshot(text: str) -> Engine:
-    from reasoner.knowledge.snapshot import KnowledgeBase
+def _given_version(text: str) -> Engine:
+    from reasoner.knowledge.versions import KnowledgeBase
 
     program = parse(text)
-    return Engine(program, knowledge=KnowledgeBase([], program=program).snapshot())
+    return Engine(program, knowledge=KnowledgeBase([], program=program).current())
 
 
-@pytest.mark.parametrize("make", [Engine, _given_snapshot], ids=["own", "snapshot"])
+@pytest.mark.parametrize("make", [Engine, _given_version], ids=["own", "snapshot"])
 def test_change_calling_on_demand_predicate_unbound_is_refused_changing_nothing(make):
     engine, untouched = make(ON_DEMAND), make(ON_DEMAND)
     before = engine.program
@@ -371,8 +371,8 @@ def test_change_calling_on_demand_predicate_unbound_is_refused_changing_nothing(
     assert engine.push(Event("g", (3,), 3, 3)) == [Event("h", (3,), 3, 3)]
 
 
-def test_add_calling_on_demand_predicate_unbound_to_given_snapshot_is_refused():
-    engine = _given_snapshot(ON_DEMAND)
+def test_add_calling_on_demand_predicate_unbound_to_given_version_is_refused():
+    engine = _given_version(ON_DEMAND)
     before = engine.program
     with pytest.raises(RuleCompileError) as refused:
         engine.add_rules("h2(X, Y) <- g(X) WHERE q0(X, Y).")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from connectors.mesowest.rules import BLIZZARD_RULES, blizzard_program
 from reasoner.errors import EngineError
 from reasoner.knowledge.justify import Fact
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.loader import parse_file
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
@@ -44,7 +44,7 @@ def _enhanced_fire(entailment: str) -> Step:
         ],
         entailment=entailment,
         program=program,
-    ).snapshot()
+    ).current()
     engine = Engine(program, knowledge=knowledge, explain=True)
     engine.push(Event.at("activeFire", ("California",), 0))
     [found] = engine.push(Event.at("weatherObservation", ("California", IRI(EX + "Observ_1")), 60))
@@ -113,7 +113,7 @@ def test_jet_stream_warning_through_owl_transitive_property() -> None:
         [ROOT / "ontologies" / "weather.ttl", ROOT / "ontologies" / "examples" / "jet_stream.ttl"],
         entailment="owl-rl",
         program=program,
-    ).snapshot()
+    ).current()
     engine = Engine(program, knowledge=knowledge, explain=True)
     engine.push(Event.at("cat", (IRI(EX + "p3"),), 1))
     [found] = engine.push(Event.at("airplane", ("a1", IRI(EX + "p1")), 2))
@@ -142,7 +142,7 @@ def test_blizzard_area_through_neighbour_stations(tmp_path: Path) -> None:
         + f"<urn:s:A> <{ER}nearStation> <urn:s:B> .\n<urn:s:B> <{ER}nearStation> <urn:s:A> .\n"
     )
     program = blizzard_program("noaa")
-    engine = Engine(program, knowledge=KnowledgeBase([kb_file], program=program).snapshot(),
+    engine = Engine(program, knowledge=KnowledgeBase([kb_file], program=program).current(),
                     explain=True)  # fmt: skip
     readings = [_reading("A", k * 1200) for k in range(10)] + [
         _reading("B", 3 * 3600 + k * 1200) for k in range(10)

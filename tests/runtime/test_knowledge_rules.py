@@ -9,7 +9,7 @@ import pytest
 from reasoner.errors import KnowledgeError
 from reasoner.knowledge.goals import compile_goal
 from reasoner.knowledge.program import program_knowledge
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.ast import Compound, Var
 from reasoner.language.loader import parse_file
 from reasoner.language.parser import parse
@@ -31,7 +31,7 @@ def test_enhanced_fire_needs_a_wind_observation_through_the_subclass_rule() -> N
         ],
         entailment="none",  # the rule file's own instanceOf rules do the subclass reasoning
         program=program,
-    ).snapshot()
+    ).current()
     engine = Engine(program, knowledge=knowledge)
     found = []
     for event in [
@@ -58,7 +58,7 @@ def test_a_knowledge_refresh_takes_effect_between_events(tmp_path: Path) -> None
     data.write_text("<http://ex.org/s1> <http://ex.org/status> <http://ex.org/ok> .\n")
     program = parse_file(_write(tmp_path / "alert.event", rules))
     kb = KnowledgeBase([data], entailment="none", program=program)
-    engine = Engine(program, knowledge=kb.snapshot())
+    engine = Engine(program, knowledge=kb.current())
     s1 = IRI("http://ex.org/s1")
     assert engine.push(Event.at("reading", (s1,), 1)) == []
     data.write_text("<http://ex.org/s1> <http://ex.org/status> <http://ex.org/critical> .\n")
@@ -67,7 +67,7 @@ def test_a_knowledge_refresh_takes_effect_between_events(tmp_path: Path) -> None
     data.write_text("this is not turtle")
     with pytest.raises(KnowledgeError, match="refresh failed"):
         kb.refresh()
-    engine.use_knowledge(kb.snapshot())  # the failed refresh left the current version
+    engine.use_knowledge(kb.current())  # the failed refresh left the current version
     assert [d.start for d in engine.push(Event.at("reading", (s1,), 3))] == [3]
 
 
@@ -101,10 +101,10 @@ critical(d).
 """
 
 
-@pytest.mark.parametrize("store", [False, True], ids=["program", "snapshot"])
+@pytest.mark.parametrize("store", [False, True], ids=["program", "version"])
 def test_where_and_event_multiply_call_static_rules(store: bool) -> None:
     program = parse(PIPES)
-    knowledge = KnowledgeBase([], entailment="none", program=program).snapshot() if store else None
+    knowledge = KnowledgeBase([], entailment="none", program=program).current() if store else None
     engine = Engine(program, knowledge=knowledge)
     readings = [("a", 60), ("c", 70), ("d", 55), ("d", 25), ("b", 25), ("a", "none"), ("a", 5)]
     found = [

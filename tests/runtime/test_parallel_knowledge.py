@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from reasoner.errors import EngineError
-from reasoner.knowledge.snapshot import KnowledgeBase, Snapshot
+from reasoner.knowledge.versions import KnowledgeBase, KnowledgeVersion
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
@@ -30,10 +30,10 @@ READINGS = [
 STREAM = [Event.at("reading", (s, value), at) for at, (s, value) in enumerate(READINGS, 1)]
 
 
-def _snapshot(version: dict) -> Snapshot:
+def _version(version: dict) -> KnowledgeVersion:
     facts = [f"limit({s}, {v})." for s, v in version["limit"].items()]
     facts += [f"near({a}, {b})." for a, b in sorted(version["near"])]
-    return KnowledgeBase(program=parse(" ".join(facts)), entailment="none").snapshot()
+    return KnowledgeBase(program=parse(" ".join(facts)), entailment="none").current()
 
 
 def _expected(switch: int) -> list[Event]:
@@ -56,7 +56,7 @@ def _expected(switch: int) -> list[Event]:
     return event_order([e for _, e in hot] + pairs)
 
 
-def _run(engine: Engine | ParallelEngine, switch: int, new: Snapshot) -> list[Event]:
+def _run(engine: Engine | ParallelEngine, switch: int, new: KnowledgeVersion) -> list[Event]:
     found: list[Event] = []
     for i, event in enumerate(STREAM):
         if i == switch:
@@ -68,13 +68,13 @@ def _run(engine: Engine | ParallelEngine, switch: int, new: Snapshot) -> list[Ev
 @pytest.mark.parametrize("switch", [0, 4, 6, 11, 12])
 def test_workers_take_a_new_version_at_the_event_one_engine_does(switch: int) -> None:
     expected = _expected(switch)
-    single = Engine(RULES, knowledge=_snapshot(V1))
-    assert _run(single, switch, _snapshot(V2)) == expected
-    v1 = _snapshot(V1)
+    single = Engine(RULES, knowledge=_version(V1))
+    assert _run(single, switch, _version(V2)) == expected
+    v1 = _version(V1)
     for workers, batch in itertools.product((1, 2), (3, 5, 2048)):
         with ParallelEngine(RULES, workers=workers, batch=batch, knowledge=lambda: v1) as engine:
             assert engine.workers == workers and engine.partitioning.remainder
-            assert _run(engine, switch, _snapshot(V2)) == expected, (workers, batch)
+            assert _run(engine, switch, _version(V2)) == expected, (workers, batch)
 
 
 def test_the_versions_give_different_detections() -> None:
@@ -95,11 +95,11 @@ def test_explanations_after_a_switch_cite_the_new_version() -> None:
     def why(found: list[Event]) -> list[object]:
         return [to_json(explain(d)) for d in found if isinstance(d, Detection)]
 
-    single = Engine(RULES, knowledge=_snapshot(V1), explain=True)
-    expected = _run(single, 6, _snapshot(V2))
-    v1 = _snapshot(V1)
+    single = Engine(RULES, knowledge=_version(V1), explain=True)
+    expected = _run(single, 6, _version(V2))
+    v1 = _version(V1)
     with ParallelEngine(RULES, workers=2, batch=4, knowledge=lambda: v1, explain=True) as engine:
-        found = _run(engine, 6, _snapshot(V2))
+        found = _run(engine, 6, _version(V2))
     assert found == expected and why(found) == why(expected)
     text = str(why(found))  # s1's limit: 30 before the switch, 40 after
     assert "'fact': 'limit', 'args': ['s1', 30]" in text
@@ -111,7 +111,7 @@ def test_a_program_changing_static_rules_refuses_given_knowledge() -> None:
     with ParallelEngine(rules, workers=2, batch=1) as engine:
         assert engine.push(STREAM[0]) == []
         with pytest.raises(EngineError, match="<rules>:2:1: ins_static_rule"):
-            engine.use_knowledge(_snapshot(V2))
+            engine.use_knowledge(_version(V2))
         assert [d.name for d in engine.flush()] == ["hot", "noop"]
 
 
@@ -123,14 +123,14 @@ def test_events_in_the_lateness_buffer_take_the_new_version_as_in_one_engine() -
         found: list[Event] = []
         for i, event in enumerate(arrival):
             if i == switch:
-                engine.use_knowledge(_snapshot(V2))
+                engine.use_knowledge(_version(V2))
             found += engine.push(event)
         return event_order(found + engine.flush())
 
-    v1 = _snapshot(V1)
+    v1 = _version(V1)
     outcomes = set()
     for switch in (3, 7):
-        expected = run(Engine(RULES, knowledge=_snapshot(V1), lateness=2), switch)
+        expected = run(Engine(RULES, knowledge=_version(V1), lateness=2), switch)
         outcomes.add(tuple(expected))
         with ParallelEngine(RULES, workers=2, batch=2, knowledge=lambda: v1, lateness=2) as engine:
             assert run(engine, switch) == expected, switch

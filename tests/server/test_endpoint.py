@@ -18,8 +18,8 @@ from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from SPARQLWrapper import JSON, TURTLE, XML, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
-from reasoner.knowledge.snapshot import KnowledgeBase
 from reasoner.knowledge.store import Store
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event as Occurrence
 from reasoner.server import SparqlServer, app

@@ -15,7 +15,7 @@ import pytest
 
 from connectors.cli import main
 from connectors.events.refresh import Refresher
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -45,7 +45,7 @@ def _setup(tmp_path: Path) -> tuple[Path, KnowledgeBase, Engine]:
     _limits(knowledge, 30)
     program = parse(RULES)
     kb = KnowledgeBase([knowledge], program=program, entailment="none")
-    return knowledge, kb, Engine(program, knowledge=kb.snapshot())
+    return knowledge, kb, Engine(program, knowledge=kb.current())
 
 
 def _reading(value: int, at: int) -> Event:

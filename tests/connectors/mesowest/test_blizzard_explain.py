@@ -39,7 +39,7 @@ def test_every_blizzard_detection_names_its_readings_and_knowledge(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     kb = open_knowledge(sample_store, "noaa")
-    knowledge = kb.snapshot()
+    knowledge = kb.current()
     result = replay(kb.program, sample_files, knowledge=knowledge, progress=False, explain=True)
     written = [d for d in result.detections if d.name in WRITTEN]
     names = [d.name for d in written]

@@ -56,7 +56,7 @@ def _storm(station: str, start: float, end: float, **kw) -> list[Event]:
 def _detect(tmp_path: Path, events: Iterable[Event], definition: str = "noaa") -> list[Event]:
     program = blizzard_program(definition)
     kb = KnowledgeBase([_knowledge(tmp_path)], program=program)
-    engine = Engine(program, knowledge=kb.snapshot())
+    engine = Engine(program, knowledge=kb.current())
     found = []
     for event in sorted(events, key=lambda e: e.end):
         found += engine.push(event)
@@ -173,7 +173,7 @@ KSLC_PLACES = {
 def test_the_sample_blizzard(sample_store: Path, sample_files, definition: str) -> None:
     kb = open_knowledge(sample_store, definition)
     result = replay(
-        blizzard_program(definition), sample_files, knowledge=kb.snapshot(), progress=False
+        blizzard_program(definition), sample_files, knowledge=kb.current(), progress=False
     )
     assert result.events == 1296 and result.rejected == []
     assert _named(result.detections, "blizzardWarning") == [

@@ -56,7 +56,7 @@ def test_live_page_shows_blizzard_stations_as_they_are_detected(
     sample_store: Path, sample_files: tuple[Path, ...], page: Any, artifacts: Path
 ) -> None:
     kb = open_knowledge(sample_store)
-    engine = Engine(blizzard_program(), knowledge=kb.snapshot(), provenance=True)
+    engine = Engine(blizzard_program(), knowledge=kb.current(), provenance=True)
     readings = list(read_mesowest(*sample_files))
     with SparqlServer(kb, EndpointConfig(port=0)).start() as server:
         page.goto(server.page_url("live"))

@@ -13,7 +13,7 @@ from connectors.events.jsonl import JsonLinesWriter, read_jsonl
 from connectors.mesowest.reader import read_mesowest
 from connectors.mesowest.sosa import reading_graph, write_sosa
 from connectors.rdf.reader import GraphCounts, read_rdf
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.loader import load_rules, parse_file
 from reasoner.rdf.mapping import GraphMapping
 from reasoner.runtime.engine import Engine
@@ -77,7 +77,7 @@ def _sosa(path: Path, time_property: str | None = None) -> list[Event]:
 
 def _detect(rules: Iterable[Path], events: Iterable[Event], knowledge: Path | None) -> list[Event]:
     program = load_rules(list(rules))
-    kb = None if knowledge is None else KnowledgeBase([knowledge], program=program).snapshot()
+    kb = None if knowledge is None else KnowledgeBase([knowledge], program=program).current()
     engine = Engine(program, knowledge=kb)
     return [d for e in events for d in engine.push(e)] + engine.flush()
 

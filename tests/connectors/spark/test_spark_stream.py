@@ -29,7 +29,7 @@ from connectors.spark.stream import (
     run_stream,
 )
 from reasoner.errors import KnowledgeError
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 from reasoner.language.loader import load_rules
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
@@ -297,7 +297,7 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
     _limits(knowledge, 30, 35)
     program = parse(LIMITS)
     kb = KnowledgeBase([knowledge], program=program, entailment="none")
-    first = kb.snapshot()
+    first = kb.current()
     calls: list[int] = []
 
     def publish(detections: Sequence[Event]) -> None:
@@ -327,10 +327,10 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
     engine = Engine(program, knowledge=first)
     events = [e for part in parts for e in part]
     expected = [d for e in events if e.end < 10 for d in engine.push(e)]
-    engine.use_knowledge(kb.snapshot())
+    engine.use_knowledge(kb.current())
     expected += [d for e in events if e.end >= 10 for d in engine.push(e)] + engine.flush()
     assert sorted(_outputs(tmp_path / "out", "detections")) == sorted(_jsonl(expected))
-    for version in (first, kb.snapshot()):  # (either version throughout derives otherwise)
+    for version in (first, kb.current()):  # (either version throughout derives otherwise)
         assert sorted(_jsonl(list(Engine(program, knowledge=version).run(events)))) != sorted(
             _jsonl(expected)
         )
@@ -343,7 +343,7 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
         kept = pickle.load(f)
     everything = (None, None, None)
     assert sorted(kept.solve("rdf", everything), key=str) == sorted(
-        kb.snapshot().solve("rdf", everything), key=str
+        kb.current().solve("rdf", everything), key=str
     )
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from connectors.spark.versions import Versions
 from reasoner.errors import ReasonerError
-from reasoner.knowledge.snapshot import KnowledgeBase
+from reasoner.knowledge.versions import KnowledgeBase
 
 EX = "http://example.org/"
 

@@ -1,8 +1,8 @@
 """Versions of the static knowledge, and the :class:`KnowledgeBase` facade.
 
-A :class:`Snapshot` is one immutable version: the store's asserted and inferred triples
+A :class:`KnowledgeVersion` is one immutable version: the store's asserted and inferred triples
 copied into hash indexes, the program's rules evaluated to a model, and on-demand rules
-ready to answer. The engine reads ``kb.snapshot()`` once per event and evaluates the whole
+ready to answer. The engine reads ``kb.current()`` once per event and evaluates the whole
 event against it, so a refresh never shows an event half of each version.
 
 :meth:`KnowledgeBase.refresh` builds the next version *aside* (a new in-memory store, or the
@@ -115,7 +115,7 @@ _WARM = IRI("urn:reasoner:warm-up")
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class KnowledgeVersion:
     """One immutable version of the knowledge (a :class:`Knowledge`).
 
     ``version`` grows by one per successful refresh; ``stats`` holds sizes and timings.
@@ -138,7 +138,7 @@ class Snapshot:
     )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (sent to a worker process), a snapshot leaves its store and its answers
+        """Pickled (sent to a worker process), a version leaves its store and its answers
         behind: the copy answers conditions and justifies facts as this one does, and its
         store is empty (it answers no SPARQL)."""
         return _detached, (self.version, self.knowledge, self.strata, self.closure, self.stats)
@@ -241,12 +241,12 @@ def _detached(
     strata: Strata,
     closure: Closure,
     stats: Mapping[str, float],
-) -> Snapshot:
-    """An unpickled :class:`Snapshot` (with an empty store)."""
-    return Snapshot(version, Store(), knowledge, strata, closure, dict(stats))
+) -> KnowledgeVersion:
+    """An unpickled :class:`KnowledgeVersion` (with an empty store)."""
+    return KnowledgeVersion(version, Store(), knowledge, strata, closure, dict(stats))
 
 
-#: How many on-demand calls a :class:`Snapshot` keeps the answers of (and how many ground
+#: How many on-demand calls a :class:`KnowledgeVersion` keeps the answers of (and how many ground
 #: calls it keeps whether they hold).
 MAX_ANSWERS = 65_536
 
@@ -265,7 +265,7 @@ class KnowledgeBase:
         KnowledgeError: when the first version cannot be built.
 
     >>> kb = KnowledgeBase()
-    >>> kb.version, list(kb.snapshot().solve("rdf", (None, None, None)))
+    >>> kb.version, list(kb.current().solve("rdf", (None, None, None)))
     (1, [])
     """
 
@@ -298,10 +298,10 @@ class KnowledgeBase:
         """The current version's store (for SPARQL)."""
         return self._current.store
 
-    def snapshot(self) -> Snapshot:
+    def current(self) -> KnowledgeVersion:
         """The current version: read it once per event and use it for the whole event.
 
-        >>> KnowledgeBase().snapshot().version
+        >>> KnowledgeBase().current().version
         1
         """
         return self._current
@@ -325,7 +325,7 @@ class KnowledgeBase:
         *,
         program: Program | None = None,
         entailment: Regime | None = None,
-    ) -> Snapshot:
+    ) -> KnowledgeVersion:
         """Build the next version aside and swap it in atomically.
 
         Args:
@@ -333,7 +333,7 @@ class KnowledgeBase:
             program: new static rules (default: the current program).
             entailment: a new regime (default: the current one).
         Returns:
-            the new snapshot.
+            the new version.
         Raises:
             KnowledgeError: saying why; the current version stays in place.
 
@@ -346,18 +346,18 @@ class KnowledgeBase:
             new_program = self.program if program is None else program
             new_regime = self.entailment if entailment is None else entailment
             try:
-                snapshot = self._build(new_paths, new_program, new_regime)
+                built = self._build(new_paths, new_program, new_regime)
             except ReasonerError as e:
                 raise KnowledgeError(
                     f"refresh failed, version {self.version} stays in use: {e}"
                 ) from e
             self.paths, self.program, self.entailment = new_paths, new_program, new_regime
-            self._current = snapshot  # the swap: one reference assignment
-            return snapshot
+            self._current = built  # the swap: one reference assignment
+            return built
 
     # ------------------------------------------------------------------ building
 
-    def _build(self, paths: tuple, program: Program, regime: Regime) -> Snapshot:
+    def _build(self, paths: tuple, program: Program, regime: Regime) -> KnowledgeVersion:
         if regime not in REGIMES:
             raise KnowledgeError(
                 f"unknown entailment {regime!r} (expected one of {', '.join(REGIMES)})"
@@ -387,7 +387,7 @@ class KnowledgeBase:
             "rules_s": done - entailed,
         }
         knowledge = DerivedKnowledge(index, model, strata, prefixes)
-        return Snapshot(next(self._versions), store, knowledge, strata, closure, stats)
+        return KnowledgeVersion(next(self._versions), store, knowledge, strata, closure, stats)
 
 
 def _derived_triples(model: Model, index: TripleIndex) -> list[Triple]:

@@ -40,8 +40,8 @@ def program(*rules: StaticRule) -> Program:
 
 def holds(kb: KnowledgeBase, goal: Term, **env: object) -> bool:
     compiled = compile_goal(goal, PREFIXES)
-    compiled.check(kb.snapshot())
-    return compiled.holds(dict(env), kb.snapshot())  # type: ignore[arg-type]
+    compiled.check(kb.current())
+    return compiled.holds(dict(env), kb.current())  # type: ignore[arg-type]
 
 
 def test_enhanced_fire_wind_observations_through_subclass() -> None:
@@ -110,14 +110,14 @@ def test_heat_index_classification_and_area_mapping() -> None:
         ),
     )
     kb = KnowledgeBase([EXAMPLES / "heat_index.ttl"], program=program(*shades, area_rule))
-    snap = kb.snapshot()
-    assert [s for _, s in snap.solve("shade", (79, None))] == []
-    assert [s for _, s in snap.solve("shade", (85, None))] == ["caution"]
-    assert [s for _, s in snap.solve("shade", (90, None))] == ["extremeCaution"]
-    assert [s for _, s in snap.solve("shade", (120, None))] == ["danger"]
-    assert [s for _, s in snap.solve("shade", (130, None))] == ["extremeDanger"]
-    assert [a for *_, a in snap.solve("area", (33.45, -112.07, None))] == [IRI(EX + "Phoenix")]
-    assert list(snap.solve("area", (40.0, -112.0, None))) == []
+    version = kb.current()
+    assert [s for _, s in version.solve("shade", (79, None))] == []
+    assert [s for _, s in version.solve("shade", (85, None))] == ["caution"]
+    assert [s for _, s in version.solve("shade", (90, None))] == ["extremeCaution"]
+    assert [s for _, s in version.solve("shade", (120, None))] == ["danger"]
+    assert [s for _, s in version.solve("shade", (130, None))] == ["extremeDanger"]
+    assert [a for *_, a in version.solve("area", (33.45, -112.07, None))] == [IRI(EX + "Phoenix")]
+    assert list(version.solve("area", (40.0, -112.0, None))) == []
 
 
 def test_supply_chain_in_both_variants() -> None:
@@ -134,7 +134,7 @@ def test_supply_chain_in_both_variants() -> None:
     ]
     for rules in (right, left):
         kb = KnowledgeBase(entailment="none", program=Program(tuple(facts + rules)))
-        chain = kb.snapshot().knowledge.model[("inSupChain", 2)]
+        chain = kb.current().knowledge.model[("inSupChain", 2)]
         assert len(chain) == n * (n + 1) // 2
         assert ("c0", f"c{n}") in chain and (f"c{n}", "c0") not in chain
 
@@ -143,21 +143,21 @@ def test_refresh_swaps_atomically_and_failure_keeps_the_old_version(tmp_path: Pa
     data = tmp_path / "obs.ttl"
     data.write_text(f"<{EX}o> a <{WT}Diablo> .")
     kb = KnowledgeBase([ONTOLOGY, data])
-    before = kb.snapshot()
+    before = kb.current()
     wind = c("rdf:type", Var("O"), PName("wt", "WindObservation"))
     assert before.version == 1 and holds(kb, wind, O=IRI(EX + "o"))
     data.write_text(f"<{EX}o> a <{WT}TemperatureObservation> .")
     after = kb.refresh()
-    assert kb.version == 2 and after is kb.snapshot()
+    assert kb.version == 2 and after is kb.current()
     assert not holds(kb, wind, O=IRI(EX + "o"))
-    # the old snapshot is immutable: an event still holding it sees the old knowledge
+    # the old version is immutable: an event still holding it sees the old knowledge
     assert next(before.solve("rdf", (IRI(EX + "o"), None, IRI(WT + "WindObservation"))), None)
     data.write_text("<broken")
     with pytest.raises(
         KnowledgeError, match=r"refresh failed, version 2 stays in use: .*obs\.ttl:1"
     ):
         kb.refresh()
-    assert kb.snapshot() is after and kb.version == 2
+    assert kb.current() is after and kb.version == 2
     negation_cycle = Program(
         (
             StaticRule(c("p", Var("X")), (c("q", Var("X")),)),
@@ -166,7 +166,7 @@ def test_refresh_swaps_atomically_and_failure_keeps_the_old_version(tmp_path: Pa
     )
     with pytest.raises(KnowledgeError, match="cycle through negation"):
         kb.refresh([ONTOLOGY], program=negation_cycle)
-    assert kb.snapshot() is after
+    assert kb.current() is after
 
 
 def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> None:
@@ -179,10 +179,10 @@ def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> 
 
     def reader() -> None:
         while not stop.is_set():
-            snap = kb.snapshot()
-            values = [o for _, o in snap.solve(EX + "v", (None, None))]
+            version = kb.current()
+            values = [o for _, o in version.solve(EX + "v", (None, None))]
             with read:
-                seen.append((snap.version, values))
+                seen.append((version.version, values))
                 read.notify_all()
 
     def saw(version: int) -> bool:
@@ -210,7 +210,7 @@ def test_readers_during_refresh_always_see_one_whole_version(tmp_path: Path) -> 
 def test_on_disk_store_and_unknown_regime(tmp_path: Path) -> None:
     Store(tmp_path / "db", create=True).flush()
     kb = KnowledgeBase([EXAMPLES / "enhanced_fire.ttl"], store_path=tmp_path / "db")
-    assert kb.store.path == tmp_path / "db" and kb.snapshot().stats["triples"] > 0
+    assert kb.store.path == tmp_path / "db" and kb.current().stats["triples"] > 0
     with pytest.raises(KnowledgeError, match="unknown entailment"):
         KnowledgeBase(entailment="rdfs+")
 
@@ -226,7 +226,7 @@ def test_on_demand_answers_are_kept_per_version_and_a_refresh_starts_over(
     data = tmp_path / "obs.ttl"
     data.write_text(f'<{EX}o> <{WT}speed> "60"^^<http://www.w3.org/2001/XMLSchema#int> .')
     kb = KnowledgeBase([ONTOLOGY, data], program=program(excess))
-    first = kb.snapshot()
+    first = kb.current()
     o = IRI(EX + "o")
     assert list(first.solve("excess", (o, 50, None))) == [(o, 50, 10)]
     assert first.answers == {("excess", (o, 50, None)): ((o, 50, 10),)}
@@ -240,7 +240,7 @@ def test_on_demand_answers_are_kept_per_version_and_a_refresh_starts_over(
     assert list(second.solve("excess", (o, 50, None))) == [(o, 50, 25)]
     assert list(first.solve("excess", (o, 50, None))) == [(o, 50, 10)]  # the old version's
     # Bounded: past MAX_ANSWERS patterns the cache starts over, answers stay right.
-    monkeypatch.setattr("reasoner.knowledge.snapshot.MAX_ANSWERS", 2)
+    monkeypatch.setattr("reasoner.knowledge.versions.MAX_ANSWERS", 2)
     for limit, expected in ((10, 65), (20, 55), (30, 45)):
         assert list(second.solve("excess", (o, limit, None))) == [(o, limit, expected)]
     # (50, 10) filled it; 20 found it full and started over; 30 joined 20.
@@ -273,14 +273,14 @@ def test_kept_calls_tell_apart_numbers_the_standard_order_tells_apart(
 
     text = "p(X) :- X @< 1.\nq(X) :- X @< f(1).\nh(X) <- a(X) WHERE p(X).\n"
     program = parse(text)
-    engine = Engine(program, knowledge=KnowledgeBase([], program=program).snapshot())
+    engine = Engine(program, knowledge=KnowledgeBase([], program=program).current())
     found = [d.args for t, v in enumerate(order) for d in engine.push(Event("a", (v,), t, t))]
     assert found == [(1.0,)]  # as the engine's own knowledge answers (1.0 @< 1 only)
-    snapshot = KnowledgeBase([], program=program).snapshot()
-    holds = snapshot.procedure("q", 1).holds
+    version = KnowledgeBase([], program=program).current()
+    holds = version.procedure("q", 1).holds
     compounds = [Struct("f", (v,)) for v in order]  # f(1.0) @< f(1), f(1) @< f(1) is not
     assert [holds((c,)) for c in compounds] == [isinstance(v, float) for v in order]
-    p = snapshot.procedure("p", 1)
+    p = version.procedure("p", 1)
     assert [list(p.solve((v,))) for v in order] == [
         [(v,)] if isinstance(v, float) else [] for v in order
     ]
