@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from reasoner.errors import Diagnostic, RuleCompileError
+from reasoner.errors import Diagnostic, ReasonerError, RuleCompileError
 from reasoner.knowledge.base import NOTHING, Procedure
 from reasoner.knowledge.goals import DEFAULT_PREFIXES, term_value
-from reasoner.language.ast import Atom, Compound, Program, StaticRule
-from reasoner.values import Value
+from reasoner.language.ast import Atom, Compound, Facts, PName, Program, StaticRule
+from reasoner.values import IRI, Value
 
 Fact = tuple[str, tuple[Value, ...]]
 _Key = tuple[str, int]
@@ -36,12 +36,20 @@ class FactBase:
 
     __slots__ = ("_tables", "_indexes")
 
-    def __init__(self, facts: Iterable[Fact] = (), declared: Iterable[_Key] = ()) -> None:
+    def __init__(
+        self,
+        facts: Iterable[Fact] = (),
+        declared: Iterable[_Key] = (),
+        *,
+        tables: Mapping[_Key, tuple[tuple[Value, ...], ...]] | None = None,
+    ) -> None:
         # dict as an insertion-ordered set: answers come back in a deterministic order.
-        tables: dict[_Key, dict[tuple[Value, ...], None]] = {key: {} for key in declared}
+        rows: dict[_Key, dict[tuple[Value, ...], None]] = {key: {} for key in declared}
         for predicate, values in facts:
-            tables.setdefault((predicate, len(values)), {})[tuple(values)] = None
-        self._tables = {key: tuple(rows) for key, rows in tables.items()}
+            rows.setdefault((predicate, len(values)), {})[tuple(values)] = None
+        self._tables = {key: tuple(found) for key, found in rows.items()}
+        if tables is not None:  # (rows already distinct, as of_groups makes them)
+            self._tables.update(tables)
         self._indexes: dict[tuple[_Key, _Mask], dict[tuple[Value, ...], list[tuple[Value, ...]]]]
         self._indexes = {}
 
@@ -58,7 +66,34 @@ class FactBase:
         Returns:
             The fact base.
         """
-        return cls(fact for fact, _ in ground_facts(program, prefixes))
+        names = {**DEFAULT_PREFIXES, **(program.prefixes if prefixes is None else prefixes)}
+        groups: list[tuple[str, Iterable[tuple[Value, ...]]]] = []
+        for statement in program.statements:
+            if isinstance(statement, Facts):
+                groups += _table_groups(statement, names)
+            elif isinstance(statement, StaticRule):
+                groups += ((p, (v,)) for (p, v), _ in _rule_facts(statement, names))
+        return cls.of_groups(groups)
+
+    @classmethod
+    def of_groups(cls, groups: Iterable[tuple[str, Iterable[tuple[Value, ...]]]]) -> FactBase:
+        """The facts of ``(predicate, rows)`` groups, in order, without a call per fact (a
+        table's rows go in whole); duplicates are stored once.
+
+        >>> kb = FactBase.of_groups([("p", [(1,), (2,)]), ("q", [("a", "b")]), ("p", [(1,)])])
+        >>> kb.tuples("p", 1)
+        ((1,), (2,))
+        """
+        tables: dict[_Key, dict[tuple[Value, ...], None]] = {}
+        for predicate, rows in groups:
+            rows = rows if isinstance(rows, list | tuple) else list(rows)
+            if rows:
+                table = tables.setdefault((predicate, len(rows[0])), {})
+                if table:
+                    table.update(dict.fromkeys(rows))
+                else:
+                    tables[(predicate, len(rows[0]))] = dict.fromkeys(rows)
+        return cls(declared=(), tables={key: tuple(rows) for key, rows in tables.items()})
 
     def defines(self, predicate: str, arity: int) -> bool:
         """Whether ``predicate/arity`` has facts or was declared."""
@@ -135,23 +170,78 @@ def ground_facts(
     program: Program, prefixes: Mapping[str, str] | None = None
 ) -> Iterator[tuple[Fact, StaticRule]]:
     """The ground facts of a program (see :meth:`FactBase.from_program`), each with the
-    statement that writes it.
+    statement that writes it (a fact table's facts made into statements: for explanations,
+    not for loading).
 
     >>> from reasoner.language.parser import parse
     >>> [(fact, rule.span.line) for fact, rule in ground_facts(parse("p(1).\\nq(X) :- p(X)."))]
     [(('p', (1,)), 1)]
     """
     names = {**DEFAULT_PREFIXES, **(program.prefixes if prefixes is None else prefixes)}
-    for rule in program.static_rules:
-        if rule.body:
+    for statement in program.statements:
+        if isinstance(statement, Facts):
+            for rule in statement.rules:
+                yield from _rule_facts(rule, names)
+        elif isinstance(statement, StaticRule):
+            yield from _rule_facts(statement, names)
+
+
+def _rule_facts(rule: StaticRule, names: Mapping[str, str]) -> Iterator[tuple[Fact, StaticRule]]:
+    """The fact ``rule`` states, if it is a ground fact."""
+    if rule.body:
+        return
+    match rule.head:
+        case Atom(name):
+            yield (name, ()), rule
+        case Compound(functor, args):
+            values = tuple(term_value(a, names) for a in args)
+            if None not in values:
+                yield (_predicate(functor, names, rule), values), rule  # type: ignore[misc]
+
+
+def _table_groups(
+    table: Facts, names: Mapping[str, str]
+) -> Iterator[tuple[str, list[tuple[Value, ...]]]]:
+    """A fact table's rows as ``(predicate, rows)`` groups (consecutive facts of one functor
+    and arity together); atoms, strings and numbers are their values as stored."""
+    functors, kinds, args = table.functors, table.kinds, table.args
+    start = 0
+    for end in range(1, len(functors) + 1):
+        same = end < len(functors) and functors[end] == functors[start]
+        if same and len(args[end]) == len(args[start]):
             continue
-        match rule.head:
-            case Atom(name):
-                yield (name, ()), rule
-            case Compound(functor, args):
-                values = tuple(term_value(a, names) for a in args)
-                if None not in values:
-                    yield (_predicate(functor, names, rule), values), rule  # type: ignore[misc]
+        rows = list(args[start:end])
+        if any("i" in k or "p" in k for k in kinds[start:end]):
+            rows = [_values(table, i, names) for i in range(start, end)]
+        functor = functors[start]
+        predicate = functor if ":" not in functor else _table_predicate(table, start, names)
+        yield predicate, rows  # type: ignore[misc]
+        start = end
+
+
+def _values(table: Facts, index: int, names: Mapping[str, str]) -> tuple[Value, ...]:
+    """The values of a table's row holding IRIs or prefixed names."""
+    try:
+        return tuple(
+            IRI(v)
+            if k == "i"
+            else term_value(PName(*str(v).split(":", 1)), names)
+            if k == "p"
+            else v
+            for k, v in zip(table.kinds[index], table.args[index], strict=True)
+        )  # type: ignore[return-value]
+    except ReasonerError:  # (an unknown prefix: reported at the fact, as the rule's)
+        list(_rule_facts(table.rules[index], names))
+        raise
+
+
+def _table_predicate(table: Facts, index: int, names: Mapping[str, str]) -> str:
+    """The predicate of a table's prefixed functor (``wt:speed``: its IRI)."""
+    functor = table.functors[index]
+    prefix, _, local = functor.partition(":")
+    if prefix in names:
+        return names[prefix] + local
+    return _predicate(functor, names, table.rules[index])  # (unknown: raised at the fact)
 
 
 def _predicate(functor: str, prefixes: Mapping[str, str], rule: StaticRule) -> str:

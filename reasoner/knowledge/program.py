@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
-from reasoner.language.ast import Program, term_variables
+from reasoner.language.ast import Program, StaticRule, term_variables
 
 
 def program_knowledge(program: Program) -> Knowledge:
@@ -21,7 +21,11 @@ def program_knowledge(program: Program) -> Knowledge:
     """
     facts = FactBase.from_program(program)
     # Ground facts are the fact base's; rules and non-ground facts (`p(_X).`) the Datalog's.
-    rules = [r for r in program.static_rules if r.body or any(term_variables(r.head))]
+    rules = [
+        r
+        for r in program.statements  # (a fact table holds ground facts only)
+        if isinstance(r, StaticRule) and (r.body or any(term_variables(r.head)))
+    ]
     if not rules:
         return facts
     from reasoner.knowledge.datalog import DerivedKnowledge, evaluate, prepare

@@ -431,15 +431,97 @@ class RdfEvent:
     span: Span | None = span_field()
 
 
-Statement = EventRule | StaticRule | Directive | RdfEvent
+#: What a :class:`Facts` table stores per argument: ``a`` an :class:`Atom` (its name), ``s``
+#: a :class:`String`, ``n`` a :class:`Number` (their value), ``i`` an :class:`Iri` (the IRI),
+#: ``p`` a :class:`PName` (``prefix:local``).
+FACT_KINDS = "asnip"
 
 
 @dataclass(frozen=True, slots=True)
+class Facts:
+    """A run of ground facts ``f(c1, ..., cn).`` stored as a table: one row per fact, the
+    functor, the arguments' kinds (:data:`FACT_KINDS`, one letter each) and their plain values,
+    so that a large fact file loads, caches and fills a fact base without an AST node per
+    fact. :attr:`rules` gives the facts as the :class:`StaticRule` nodes the parser would
+    build (spans included, from ``text``), made on first use.
+
+    Equal to another table with the same rows; ``lines`` (each fact's line), ``text`` (the
+    source from the first fact's line to the last's) and ``file`` only give the spans.
+
+    >>> table = Facts(("p", "p"), ("an", "an"), (("a", 1), ("b", 2)))
+    >>> [dump(rule) for rule in table.rules][0]
+    'StaticRule(head=Compound(functor=p, args=[Atom(name=a), Number(value=1)]), body=[])'
+    """
+
+    functors: tuple[str, ...]
+    kinds: tuple[str, ...]
+    args: tuple[tuple[object, ...], ...]
+    lines: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    text: str | None = field(default=None, compare=False, repr=False)
+    file: str | None = field(default=None, compare=False, repr=False)
+    _rules: list[tuple[StaticRule, ...]] = field(
+        default_factory=list, init=False, compare=False, repr=False
+    )
+
+    def __len__(self) -> int:
+        return len(self.functors)
+
+    @property
+    def rules(self) -> tuple[StaticRule, ...]:
+        """The facts as :class:`StaticRule` nodes, in order (made once, then kept: the same
+        objects on every call)."""
+        if not self._rules:
+            # (the scanner re-reads each fact's line for its spans; it imports this module)
+            from reasoner.language.facts import fact_rules
+
+            self._rules.append(fact_rules(self))
+        return self._rules[0]
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # plain tuples and strings: a cached table loads in one pass of pickle's C code
+        return Facts, (self.functors, self.kinds, self.args, self.lines, self.text, self.file)
+
+
+Statement = EventRule | StaticRule | Directive | RdfEvent | Facts
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Program:
-    """A parsed rule file (or several, concatenated)."""
+    """A parsed rule file (or several, concatenated).
+
+    Runs of ground facts may be kept as :class:`Facts` tables among the statements (the
+    parser does so for fact lines): :attr:`static_rules` and :attr:`written` give their facts
+    as :class:`StaticRule` nodes, and two programs are equal when their statements as
+    written are, tables or not.
+    """
 
     statements: tuple[Statement, ...] = ()
     source: str | None = field(default=None, compare=False, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Program):
+            return NotImplemented
+        return self.statements == other.statements or self.written == other.written
+
+    def __hash__(self) -> int:
+        return hash(self.event_rules)  # (equal programs have equal event rules)
+
+    @property
+    def written(self) -> tuple[EventRule | StaticRule | Directive | RdfEvent, ...]:
+        """The statements with each fact table's facts in its place, one :class:`StaticRule`
+        each (as the parser builds them without tables)."""
+        out: list[EventRule | StaticRule | Directive | RdfEvent] = []
+        for s in self.statements:
+            if isinstance(s, Facts):
+                out.extend(s.rules)
+            else:
+                out.append(s)
+        return tuple(out)
+
+    @property
+    def clauses(self) -> tuple[StaticRule | Facts, ...]:
+        """The static rules as stored: fact tables kept whole (no node made per fact)."""
+        return tuple(s for s in self.statements if isinstance(s, StaticRule | Facts))
 
     @property
     def event_rules(self) -> tuple[EventRule, ...]:
@@ -447,7 +529,8 @@ class Program:
 
     @property
     def static_rules(self) -> tuple[StaticRule, ...]:
-        return tuple(s for s in self.statements if isinstance(s, StaticRule))
+        """Every static rule and fact, fact tables' facts included (see :attr:`clauses`)."""
+        return tuple(s for s in self.written if isinstance(s, StaticRule))
 
     @property
     def directives(self) -> tuple[Directive, ...]:
@@ -489,7 +572,9 @@ def dump(node: object) -> str:
     'EventAtom(name=a, args=[Var(name=X)])'
     """
     if isinstance(node, Program):
-        return "".join(_dump(s) + "\n" for s in node.statements)
+        return "".join(_dump(s) + "\n" for s in node.written)
+    if isinstance(node, Facts):
+        return "\n".join(_dump(s) for s in node.rules)
     return _dump(node)
 
 

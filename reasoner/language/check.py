@@ -37,6 +37,7 @@ from reasoner.language.ast import (
     RdfEvent,
     Span,
     Star,
+    StaticRule,
     String,
     Term,
     TimePoint,
@@ -323,7 +324,10 @@ PROLOG_ONLY = {"!": "the cut '!'", "=..": "'=..' (univ)"}
 
 
 def _prolog_problems(program: Program) -> Iterator[_Problem]:
-    goals: list[Term] = [g for rule in program.static_rules for g in rule.body]
+    # (a fact table's facts have no body)
+    goals: list[Term] = [
+        g for rule in program.clauses if isinstance(rule, StaticRule) for g in rule.body
+    ]
     for rule in program.event_rules:
         for p in walk(rule.body):
             if isinstance(p, Where):

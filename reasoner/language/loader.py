@@ -28,16 +28,17 @@ from pathlib import Path
 from reasoner.aside import write_aside
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program
+from reasoner.language.facts import scan
 
 #: The entries' format; a new one misses every old entry.
-FORMAT = b"reasoner-program 1"
+FORMAT = b"reasoner-program 2"
 #: Entries kept (one per rule file path); writing one more removes the oldest.
 KEEP = 256
 #: Rule text shorter than this is parsed every time: a few rules parse in milliseconds, and the
 #: rules that actions add while a stream runs would crowd the files' entries out.
 CACHED_TEXT = 2000
 #: What the parser's output depends on besides the rule file (relative to this package).
-_PARSER_SOURCES = ("grammar/etalis.lark", "parser.py", "ast.py", "operators.py")
+_PARSER_SOURCES = ("grammar/etalis.lark", "parser.py", "facts.py", "ast.py", "operators.py")
 
 #: What :func:`load_rules` accepts: rule text, ``.event`` paths, programs, or a sequence of them.
 Rules = str | Path | Program | Sequence[str | Path | Program]
@@ -112,9 +113,12 @@ def parse_text(text: str, file: str | None = None) -> Program:
         program = _read(entry, key)
         if program is not None:
             return program
-    from reasoner.language.parser import parse
+    found = scan(text, file)
+    program = found.program(text)  # (a file of facts only is read without lark)
+    if program is None:
+        from reasoner.language.parser import parse
 
-    program = parse(text, file)
+        program = parse(text, file, found)
     if entry is not None and key is not None:
         _write(entry, key, program)
     return program

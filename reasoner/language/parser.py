@@ -37,6 +37,7 @@ from reasoner.language.ast import (
     Directive,
     EventAtom,
     EventRule,
+    Facts,
     Iri,
     ListTerm,
     Multiply,
@@ -57,40 +58,20 @@ from reasoner.language.ast import (
     Where,
     Window,
 )
+from reasoner.language.facts import (
+    DIRECTIVE_FACTS,
+    Scan,
+    number_value,
+    scan,
+    unquote,
+    without_first,
+)
 from reasoner.language.loader import cache_dir
 from reasoner.language.messages import describe_expected
 from reasoner.language.operators import keyword_operator, keywords
 
-#: ETALIS facts that configure the system rather than state knowledge (name, arity).
-DIRECTIVE_FACTS = frozenset(
-    {
-        ("print_trigger", 1),
-        ("print_event", 1),
-        ("external_trigger", 1),
-        ("spy_event", 1),
-        ("persistent_event", 1),
-        ("persistent_rule", 1),
-        ("set_etalis_flag", 2),
-        ("event_consumption_policy", 1),
-        ("garbage_control", 1),
-        ("garbage_window", 1),
-        ("garbage_window_step", 1),
-        ("out_of_order", 1),
-        ("revision_flag", 1),
-        ("rule_sharing", 1),
-        ("logging", 1),
-        ("logging_to_file", 1),
-        ("etalis_justification", 1),
-        ("store_fired_events", 1),
-        ("module", 2),
-        ("use_module", 1),
-        ("prefix", 2),
-        ("event_rule_property", 3),
-    }
-)
 
-
-def parse(text: str, file: str | None = None) -> Program:
+def parse(text: str, file: str | None = None, found: Scan | None = None) -> Program:
     """Parse rule text into a :class:`Program`.
 
     Args:
@@ -107,6 +88,77 @@ def parse(text: str, file: str | None = None) -> Program:
     >>> parse("c(X) <- a(X) SEQ b(X).").event_rules[0].body.op
     'seq'
     """
+    found = found or scan(text, file)
+    tables = found.program(text)
+    if tables is not None:
+        return tables
+    if found.runs and MARKER not in text:
+        program = _with_tables(text, file, found.runs)
+        if program is not None:
+            return program
+    return _parse(text, file)
+
+
+#: The statement a run of fact lines is replaced by while lark reads the rest of the text:
+#: a quoted atom no rule text holds, numbered after the run.
+MARKER = "\x01facts"
+
+
+def _with_tables(
+    text: str, file: str | None, runs: tuple[tuple[int, Facts], ...]
+) -> Program | None:
+    """``text`` parsed with each run of fact lines as its table (:func:`_marked`); a run whose
+    marker does not come back as a statement of its own (it was inside a block comment, or
+    continued a statement) is read by lark on the next try. None when lark refuses the text:
+    the caller parses it whole, for its error."""
+    for _ in range(3):
+        program, missed = _marked(text, file, runs)
+        if program is not None or not missed:
+            return program
+        kept = []  # a missed run's first fact goes to lark; the others may still be a table
+        for number, (first, table) in enumerate(runs):
+            if number not in missed:
+                kept.append((first, table))
+            elif len(table) > 1:
+                kept.append((table.lines[1], without_first(table)))
+        runs = tuple(kept)
+        if not runs:
+            break
+    return None
+
+
+def _marked(
+    text: str, file: str | None, runs: tuple[tuple[int, Facts], ...]
+) -> tuple[Program | None, set[int]]:
+    """Lark reads ``text`` with each run replaced by a marker statement on its first line and
+    blank lines (every other line and column stays where it was); each marker that comes back
+    as a statement of its own, on its line, is replaced by its table. Returns the program, or
+    None and the runs whose markers did not come back (none: lark refused the text)."""
+    lines = text.split("\n")
+    for number, (first, table) in enumerate(runs):
+        lines[first - 1] = f"'{MARKER}{number}'."
+        for line in table.lines[1:]:
+            lines[line - 1] = ""
+    try:
+        program = _parse("\n".join(lines), file)
+    except RuleSyntaxError:
+        return None, set()
+    statements = list(program.statements)
+    missed = set(range(len(runs)))
+    for index, statement in enumerate(statements):
+        match statement:
+            case StaticRule(Atom(name), (), span) if name.startswith(MARKER) and span:
+                number = int(name[len(MARKER) :])
+                if runs[number][0] == span.line:
+                    statements[index] = runs[number][1]
+                    missed.discard(number)
+    if missed:
+        return None, missed
+    return Program(tuple(statements), source=text), set()
+
+
+def _parse(text: str, file: str | None) -> Program:
+    """``text`` parsed by lark."""
     parser, builder = _parser_and_builder()
     with _PARSING:  # the parser has one builder, which keeps the state of one parse
         builder.begin(file, text)
@@ -231,44 +283,19 @@ def _spell(name: str) -> str:
 # ------------------------------------------------------------------------- tree -> AST
 
 
-def _number(text: str) -> int | float | Fraction:
-    if "r" in text:
-        num, den = text.split("r")
-        return Fraction(int(num), int(den))
-    if any(c in text for c in ".eE"):
-        return float(text)
-    return int(text)
-
-
 def _seconds(token: Token) -> tuple[int | float | Fraction, str | None]:
     """A window size: a bare number (stream units) or a number with a unit (seconds)."""
     text = str(token)
     if token.type == "NUMBER":
-        return _number(text), None
+        return number_value(text), None
     for unit in ("min", "s", "h", "d"):
         if text.endswith(unit):
-            amount = _number(text[: -len(unit)])
+            amount = number_value(text[: -len(unit)])
             seconds = amount * UNITS[unit]
             if isinstance(seconds, float) and seconds.is_integer() and isinstance(amount, int):
                 seconds = int(seconds)
             return seconds, unit
     raise AssertionError(f"DURATION token without unit: {text!r}")  # the grammar forbids it
-
-
-def _unquote(text: str, quote: str) -> str:
-    body = text[1:-1].replace(quote * 2, quote)
-    out: list[str] = []
-    escapes = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            out.append(escapes.get(body[i + 1], body[i + 1]))
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
 
 
 def _nodes(children: list[Any]) -> list[Any]:
@@ -277,7 +304,7 @@ def _nodes(children: list[Any]) -> list[Any]:
 
 
 def _name(tok: Token) -> str:
-    return _unquote(str(tok), "'") if tok.type == "QUOTED_ATOM" else str(tok)
+    return unquote(str(tok), "'") if tok.type == "QUOTED_ATOM" else str(tok)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -397,11 +424,11 @@ class _ToAst(SourceTransformer):
 
     @_built
     def number(self, children: list[Token]) -> Number:
-        return Number(self.numeral(_number, children[0]), self.located())
+        return Number(self.numeral(number_value, children[0]), self.located())
 
     @_built
     def string(self, children: list[Token]) -> String:
-        return String(_unquote(str(children[0]), '"'), self.located())
+        return String(unquote(str(children[0]), '"'), self.located())
 
     @_built
     def iri(self, children: list[Token]) -> Iri:
@@ -505,7 +532,7 @@ class _ToAst(SourceTransformer):
 
     @_built
     def time_point(self, children: list[Token]) -> TimePoint:
-        return TimePoint(_number(str(children[0])), self.located())
+        return TimePoint(number_value(str(children[0])), self.located())
 
     @_built
     def binary(self, children: list[Any]) -> Binary | Where:

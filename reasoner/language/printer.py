@@ -20,6 +20,7 @@ from reasoner.language.ast import (
     Directive,
     EventAtom,
     EventRule,
+    Facts,
     Iri,
     ListTerm,
     Multiply,
@@ -100,7 +101,9 @@ def to_source(node: Node) -> str:
     """
     match node:
         case Program():
-            return "".join(_statement(s) + "\n" for s in node.statements)
+            return "".join(_statement(s) + "\n" for s in node.written)
+        case Facts():
+            return "\n".join(_statement(s) for s in node.rules)
         case EventRule() | StaticRule() | Directive() | RdfEvent():
             return _statement(node)
         case _ if isinstance(node, Pattern):

@@ -14,6 +14,7 @@ import pytest
 from reasoner.errors import RuleSyntaxError
 from reasoner.language import loader, parser
 from reasoner.language.ast import Program, dump
+from reasoner.language.facts import Scan
 from reasoner.language.loader import cache_dir, load_rules, parse_file
 from reasoner.runtime.engine import Engine
 
@@ -27,9 +28,9 @@ def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[str
     asked: list[str] = []
     real = parser.parse
 
-    def counting(text: str, file: str | None = None) -> Program:
+    def counting(text: str, file: str | None = None, found: Scan | None = None) -> Program:
         asked.append(text)
-        return real(text, file)
+        return real(text, file, found)
 
     monkeypatch.setattr(parser, "parse", counting)
     loader._parser_digest.cache_clear()
