@@ -140,13 +140,19 @@ class Scan:
         return Program(tuple(table for _, table in self.runs), source=text)
 
 
-def scan(text: str, file: str | None = None) -> Scan:
-    """Find the runs of ground fact lines of ``text`` (lines holding nothing may sit between
-    the facts of a run). A run is a table of facts only if it starts a statement: the caller
-    checks that with lark unless :attr:`Scan.only_facts` (nothing but facts, blank lines and
-    ``%`` comments: every fact line then does).
+#: The fewest facts a run must hold to become a table: shorter runs are left to lark (they
+#: parse in a few milliseconds), so a program's few facts stay statements of their own.
+MIN_RUN = 16
 
-    >>> found = scan("p(a, 1).\\n% note\\np('b c', 2).\\nq(X) :- p(X, _).\\nr(<http://x.org/>).\\n")
+
+def scan(text: str, file: str | None = None, min_run: int = MIN_RUN) -> Scan:
+    """Find the runs of at least ``min_run`` ground fact lines of ``text`` (lines holding
+    nothing may sit between the facts of a run). A run is a table of facts only if it starts
+    a statement: the caller checks that with lark unless :attr:`Scan.only_facts` (nothing but
+    those runs, blank lines and ``%`` comments: every fact line then does).
+
+    >>> text = "p(a, 1).\\n% note\\np('b c', 2).\\nq(X) :- p(X, _).\\nr(<http://x.org/>).\\n"
+    >>> found = scan(text, min_run=1)
     >>> [(line, len(table)) for line, table in found.runs], found.only_facts
     ([(1, 2), (5, 1)], False)
     """
@@ -155,21 +161,20 @@ def scan(text: str, file: str | None = None) -> Scan:
     builder = _TableBuilder(file)
     only_facts = True
     start = -1  # the index of the current run's first line, -1 outside a run
-    rows, numbers = builder.rows, builder.lines
     for index, line in enumerate(lines):
         row = _row(line, builder) if "(" in line else None
         if row is not None:
             if start < 0:
                 start = index
-            rows.append(row)
-            numbers.append(index + 1)
+            builder.rows.append(row)
+            builder.lines.append(index + 1)
         elif _NOTHING.fullmatch(line) is None:
             only_facts = False
             if start >= 0:
-                runs.append((start + 1, builder.table(lines, start)))
-                rows, numbers, start = builder.rows, builder.lines, -1
+                only_facts = builder.close(lines, start, runs, min_run) and only_facts
+                start = -1
     if start >= 0:
-        runs.append((start + 1, builder.table(lines, start)))
+        only_facts = builder.close(lines, start, runs, min_run) and only_facts
     return Scan(tuple(runs), only_facts)
 
 
@@ -233,15 +238,20 @@ class _TableBuilder:
         self.rows: list[_Row] = []
         self.lines: list[int] = []
 
-    def table(self, lines: list[str], start: int) -> Facts:
-        """The run collected since the last call, whose first line is ``lines[start]``."""
-        functors, kinds, args = zip(*self.rows, strict=True)
-        end = self.lines[-1]
-        table = Facts(
-            functors, kinds, args, tuple(self.lines), "\n".join(lines[start:end]), self.file
-        )
+    def close(
+        self, lines: list[str], start: int, runs: list[tuple[int, Facts]], min_run: int
+    ) -> bool:
+        """End the run collected since the last call (its first line ``lines[start]``): a
+        table added to ``runs`` if it holds ``min_run`` facts or more. Returns whether it
+        does (a shorter run's lines are left to lark)."""
+        long_enough = len(self.rows) >= min_run
+        if long_enough:
+            functors, kinds, args = zip(*self.rows, strict=True)
+            text = "\n".join(lines[start : self.lines[-1]])
+            table = Facts(functors, kinds, args, tuple(self.lines), text, self.file)
+            runs.append((start + 1, table))
         self.rows, self.lines = [], []
-        return table
+        return long_enough
 
 
 def without_first(table: Facts) -> Facts:
