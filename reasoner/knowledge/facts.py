@@ -9,6 +9,7 @@ calls ``p(+, -)`` pays for one index build and then does dictionary lookups.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import groupby
 
 from reasoner.errors import Diagnostic, ReasonerError, RuleCompileError
 from reasoner.knowledge.base import NOTHING, Procedure
@@ -205,15 +206,14 @@ def _table_groups(
     """A fact table's rows as ``(predicate, rows)`` groups (consecutive facts of one functor
     and arity together); atoms, strings and numbers are their values as stored."""
     functors, kinds, args = table.functors, table.kinds, table.args
+    # (the kinds that need converting, looked for among the distinct kinds: C loops only)
+    convert = {k for k in set(kinds) if "i" in k or "p" in k}
     start = 0
-    for end in range(1, len(functors) + 1):
-        same = end < len(functors) and functors[end] == functors[start]
-        if same and len(args[end]) == len(args[start]):
-            continue
+    for (functor, _), run in groupby(zip(functors, map(len, args), strict=True)):
+        end = start + len(list(run))
         rows = list(args[start:end])
-        if any("i" in k or "p" in k for k in kinds[start:end]):
+        if convert and not convert.isdisjoint(kinds[start:end]):
             rows = [_values(table, i, names) for i in range(start, end)]
-        functor = functors[start]
         predicate = functor if ":" not in functor else _table_predicate(table, start, names)
         yield predicate, rows  # type: ignore[misc]
         start = end

@@ -19,7 +19,7 @@ Three families of nodes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 
@@ -517,6 +517,28 @@ class Program:
             else:
                 out.append(s)
         return tuple(out)
+
+    def without(self, rules: Iterable[StaticRule]) -> Program:
+        """The program without its static rules equal to one of ``rules`` (facts of fact
+        tables included).
+
+        >>> p = Program((StaticRule(Atom("a")), StaticRule(Atom("b"))))
+        >>> p.without([StaticRule(Atom("a"))]).statements
+        (StaticRule(head=Atom(name='b'), body=()),)
+        """
+        gone = set(rules)
+        out: list[Statement] = []
+        for s in self.statements:
+            if isinstance(s, Facts):
+                # (the scanner reads a fact into a row; it imports this module)
+                from reasoner.language.facts import facts_without
+
+                kept = facts_without(s, gone)
+                if kept is not None:
+                    out.append(kept)
+            elif s not in gone:
+                out.append(s)
+        return Program(tuple(out))
 
     @property
     def clauses(self) -> tuple[StaticRule | Facts, ...]:

@@ -264,6 +264,34 @@ def without_first(table: Facts) -> Facts:
     )
 
 
+def facts_without(table: Facts, rules: set[StaticRule]) -> Facts | None:
+    """``table`` without the facts equal to one of ``rules``; None if none is left."""
+    gone = table_of(r for r in rules if table_of((r,)) is not None)
+    if gone is None:
+        return table
+    rows = set(zip(gone.functors, gone.kinds, gone.args, strict=True))
+    keep = [
+        i
+        for i, row in enumerate(zip(table.functors, table.kinds, table.args, strict=True))
+        if row not in rows
+    ]
+    if len(keep) == len(table):
+        return table
+    if not keep:
+        return None
+    text, lines = table.text, tuple(table.lines[i] for i in keep) if table.lines else ()
+    if text is not None and lines:  # (the text starts at the first fact kept)
+        text = "\n".join(text.split("\n")[lines[0] - table.lines[0] :])
+    return Facts(
+        tuple(table.functors[i] for i in keep),
+        tuple(table.kinds[i] for i in keep),
+        tuple(table.args[i] for i in keep),
+        lines,
+        text,
+        table.file,
+    )
+
+
 # ------------------------------------------------------------------------- tables -> AST
 
 

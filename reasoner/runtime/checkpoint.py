@@ -27,7 +27,7 @@ from itertools import count, groupby
 from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import ReasonerError, SnapshotError
-from reasoner.language.ast import dump
+from reasoner.language.ast import Program, dump
 from reasoner.runtime.aggregates import (
     SlidingAggregateNode,
     SlidingWindow,
@@ -73,11 +73,12 @@ def fingerprint(engine: Engine) -> str:
 
 
 def _changed_static(engine: Engine) -> str:
-    now, given = engine.program.static_rules, engine._given_static
+    now, given = engine.program.clauses, engine._given_static
     if len(now) == len(given) and all(map(operator.is_, now, given)):
         return ""  # (no action changed them: the clauses themselves, in their order)
-    now_text = sorted(dump(c) for c in now)
-    return "" if now_text == sorted(dump(c) for c in given) else "".join(f"{c}\n" for c in now_text)
+    now_text = sorted(dump(c) for c in Program(now).static_rules)
+    given_text = sorted(dump(c) for c in Program(given).static_rules)
+    return "" if now_text == given_text else "".join(f"{c}\n" for c in now_text)
 
 
 def snapshot(engine: Engine, rules: Derivations | None = None) -> bytes:
@@ -163,7 +164,7 @@ def _probe(engine: Engine) -> Engine:
         probe._actions = engine._actions  # (the rules' actions, for compiling them)
         written = engine._written or engine.program
         probe._add(written)
-        probe._given_static = written.static_rules
+        probe._given_static = written.clauses
         for name, text in engine._changes:
             probe._change(name, text)
         if _compiled(probe) == _compiled(engine):

@@ -25,7 +25,7 @@ from reasoner.knowledge.actions import actions as action_table
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.facts import FactBase
 from reasoner.knowledge.program import check_conditions, program_knowledge
-from reasoner.language.ast import EventRule, Program, StaticRule
+from reasoner.language.ast import EventRule, Facts, Program, StaticRule
 from reasoner.language.check import check_program
 from reasoner.language.loader import Rules, load_rules
 from reasoner.modes import TIE_BREAKS, Policy, TieBreak
@@ -149,10 +149,10 @@ class Engine:
         self._changes: list[tuple[str, str]] = []
         self._written: Program | None = None  # the program before the first of them
         # the static rules the engine was given (the actions' changes aside)
-        self._given_static: tuple[StaticRule, ...] = ()
+        self._given_static: tuple[StaticRule | Facts, ...] = ()
         # the snapshot fingerprint (reasoner.runtime.checkpoint) of the program it was computed
         # for: every rule change makes a new program, so it holds until the program changes
-        self._fingerprint: tuple[Program, tuple[StaticRule, ...], str] | None = None
+        self._fingerprint: tuple[Program, tuple[StaticRule | Facts, ...], str] | None = None
         # derived events, each with the receivers waiting for it
         self._agenda: deque[tuple[Event, list[Callable[..., None]], Output]] = deque()
         # the events of the current time point (events are tuples: they hash in C)
@@ -200,7 +200,7 @@ class Engine:
             self._deferred.append(partial(self.add_rules, program))
             return
         self._add(program)
-        self._given_static += program.static_rules
+        self._given_static += program.clauses
 
     def _add(self, rules: Rules, removed: Sequence[EventRule] = ()) -> None:
         """Remove ``removed`` (of ``self.program``) and compile ``rules`` in
@@ -272,7 +272,7 @@ class Engine:
             return
         if program.event_rules:
             self._add(program, selected)
-            self._given_static += program.static_rules
+            self._given_static += program.clauses
         elif selected:
             self._rewire(self._remove(selected))
 
@@ -636,8 +636,7 @@ class Engine:
     def _delete_static(self, text: str) -> None:
         """``del_static_rule``: remove the program's clauses equal to those of ``text`` and
         rebuild the knowledge the conditions ask (``ins_static_rule`` is :meth:`_add`)."""
-        gone = set(load_rules(text).static_rules)
-        self.program = Program(tuple(s for s in self.program.statements if s not in gone))
+        self.program = self.program.without(load_rules(text).static_rules)
         self._runtime.knowledge = program_knowledge(self.program)
 
     def _apply_deferred(self) -> None:
