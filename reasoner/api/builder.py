@@ -20,8 +20,9 @@ are Python keywords get a trailing underscore (``and_``, ``or_``, ``not_``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from itertools import chain
 from typing import Protocol
 
 from reasoner.api.terms import Expr, conj, term
@@ -34,8 +35,11 @@ from reasoner.language.ast import (
     Directive,
     EventAtom,
     EventRule,
+    Facts,
+    Iri,
     Multiply,
     Not,
+    Number,
     Pattern,
     PName,
     Program,
@@ -43,6 +47,7 @@ from reasoner.language.ast import (
     Star,
     Statement,
     StaticRule,
+    String,
     Term,
     TimePoint,
     Var,
@@ -63,6 +68,7 @@ __all__ = [
     "equals",
     "event",
     "fact",
+    "facts",
     "finishes",
     "fnot",
     "forall_seq",
@@ -295,6 +301,61 @@ def fact(head: object) -> StaticRule:
     return StaticRule(_clause_head(head))
 
 
+def facts(predicate: str, rows: Iterable[Sequence[object]]) -> Facts:
+    """Ground facts ``predicate(v1, ..., vn).``, one per row, as one table: what :func:`fact`
+    gives for each row, without a node per fact (a large fact set given from Python).
+
+    Values as :func:`~reasoner.api.terms.term` converts them (a ``str`` is a string, a
+    number a number, an :class:`~reasoner.values.IRI` an IRI), or constant terms (``atom``,
+    ``pname``). Raises TypeError for another value (a list, a compound: use :func:`fact`).
+
+    >>> table = facts("near", [("KSLC", "KPVU"), ("KPVU", "KSLC")])
+    >>> from reasoner.language.printer import to_source
+    >>> print(to_source(table))
+    near("KSLC", "KPVU").
+    near("KPVU", "KSLC").
+    """
+    args = tuple(map(tuple, rows))
+    arities = set(map(len, args))
+    types = set(map(type, chain.from_iterable(args)))
+    if len(arities) == 1 and len(types) == 1 and _PLAIN.get(types.pop()) == "s":
+        kinds = ("s" * arities.pop(),) * len(args)  # (strings only: no loop of ours)
+    else:
+        rows_ = [_row(values) for values in args]
+        kinds, args = tuple(k for k, _ in rows_), tuple(v for _, v in rows_)
+    return Facts((predicate,) * len(args), kinds, args)
+
+
+def _row(values: tuple[object, ...]) -> tuple[str, tuple[object, ...]]:
+    kind = "".join([_PLAIN.get(type(v), "?") for v in values])
+    return (kind, values) if "?" not in kind else _constants(values)
+
+
+#: The kinds (FACT_KINDS) of the Python values a fact table stores as they are.
+_PLAIN: dict[type, str] = {str: "s", int: "n", float: "n", Fraction: "n"}
+
+
+def _constants(values: tuple[object, ...]) -> tuple[str, tuple[object, ...]]:
+    """The kinds and stored values of a row holding terms or IRIs."""
+    kinds, out = "", []
+    for value in values:
+        match term(value) if not isinstance(value, bool) else value:
+            case Atom(name) if name != "[]":
+                kinds, stored = kinds + "a", name
+            case String(text):
+                kinds, stored = kinds + "s", text
+            case Number(number):
+                kinds, stored = kinds + "n", number
+            case Iri(iri):
+                kinds, stored = kinds + "i", iri
+            case PName(prefix, local):
+                kinds, stored = kinds + "p", f"{prefix}:{local}"
+            case _:
+                raise TypeError(f"{value!r} is not a constant (use fact() for other terms)")
+        out.append(stored)
+    return kinds, tuple(out)
+
+
 def clause(head: object, *body: object) -> StaticRule:
     """A Horn clause ``head :- g1, ..., gn.``"""
     if not body:
@@ -339,7 +400,7 @@ def program(*statements: Statement | Program | Iterable[Statement]) -> Program:
     """
     out: list[Statement] = []
     for item in statements:
-        if isinstance(item, EventRule | StaticRule | Directive | RdfEvent):
+        if isinstance(item, EventRule | StaticRule | Directive | RdfEvent | Facts):
             out.append(item)
         elif isinstance(item, Program):
             out.extend(item.statements)
