@@ -76,3 +76,50 @@ def test_from_program_rejects_unknown_prefix():
     program = Program((StaticRule(Compound("zz:p", (Number(1),))),))
     with pytest.raises(RuleCompileError, match="unknown prefix 'zz'"):
         FactBase.from_program(program)
+
+
+# ------------------------------------------------------------------------ fact tables
+
+
+def _facts(n: int, extra: str = "") -> str:
+    lines = [f"near('S{i}', {i}, \"s{i}\", <http://e.org/{i}>, wt:n{i}{extra})." for i in range(n)]
+    return ":- prefix(wt, 'http://ex.org/wt#').\n" + "\n".join(lines) + "\n"
+
+
+def test_a_fact_table_fills_the_fact_base_as_its_facts_would():
+    from reasoner.language.ast import Facts
+    from reasoner.language.parser import parse
+
+    text = _facts(20) + "near('S1', 1, \"s1\", <http://e.org/1>, wt:n1).\nq(a, b).\n" + _facts(20)
+    program = parse(text)
+    assert any(isinstance(s, Facts) for s in program.statements)
+    expected = FactBase.from_program(Program(program.written))  # (one statement per fact)
+    kb = FactBase.from_program(program)
+    assert kb.tuples("near", 5) == expected.tuples("near", 5)
+    assert kb.tuples("near", 5)[1] == ("S1", 1, "s1", IRI("http://e.org/1"), IRI(WT + "n1"))
+    assert len(kb) == len(expected) == 21
+
+
+def test_an_unknown_prefix_in_a_table_is_reported_at_its_fact():
+    from reasoner.language.parser import parse
+
+    text = "\n".join(f"p(a{i}, zz:x{i})." for i in range(20)) + "\nzz:q(1, 2).\n" * 20
+    program = parse(text, "f.event")
+    with pytest.raises(RuleCompileError) as error:
+        FactBase.from_program(program)
+    assert str(error.value).startswith("f.event:1:")
+    assert "unknown prefix 'zz'" in str(error.value)
+
+
+def test_facts_given_from_python_are_one_table():
+    from reasoner.api import facts, program
+    from reasoner.api.terms import atom, pname
+
+    table = facts("near", [("KSLC", "KPVU"), ("KPVU", 3), (atom("a"), pname("wt:x"))])
+    kb = FactBase.from_program(
+        program(table, Directive(Compound("prefix", (Atom("wt"), Atom(WT)))))
+    )
+    assert kb.tuples("near", 2) == (("KSLC", "KPVU"), ("KPVU", 3), ("a", IRI(WT + "x")))
+    assert table.rules[2] == StaticRule(Compound("near", (Atom("a"), PName("wt", "x"))))
+    with pytest.raises(TypeError):
+        facts("near", [(Var("X"),)])

@@ -261,3 +261,22 @@ def test_a_fact_is_removed_from_its_table() -> None:
     assert smaller.static_rules[3].head.args[0].name == "S00004"
     assert str(smaller.static_rules[3].span) == "near.event:5:1"
     assert program.without(parse("other(a).").static_rules) == program
+
+
+def test_an_explanation_names_the_line_of_a_fact_in_a_table() -> None:
+    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.events import Event
+    from reasoner.runtime.explain import explain, to_json
+
+    text = f"warn(X, Y) <- alarm(X) WHERE near_station(X, Y).\n{FACTS}"
+    engine = Engine(parse(text, "f.event"), explain=True)
+    [warn] = engine.push(Event.at("alarm", ("S00016",), 1))
+    [where] = to_json(explain(warn))["where"]
+    assert where["facts"] == [
+        {
+            "fact": "near_station",
+            "args": ["S00016", "S00017"],
+            "graph": "asserted",
+            "rule": "f.event:18",
+        }
+    ]
