@@ -339,6 +339,7 @@ def _constants(values: tuple[object, ...]) -> tuple[str, tuple[object, ...]]:
     """The kinds and stored values of a row holding terms or IRIs."""
     kinds, out = "", []
     for value in values:
+        stored: object
         match term(value) if not isinstance(value, bool) else value:
             case Atom(name) if name != "[]":
                 kinds, stored = kinds + "a", name

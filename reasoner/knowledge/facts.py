@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import groupby
 
-from reasoner.errors import Diagnostic, ReasonerError, RuleCompileError
+from reasoner.errors import Diagnostic, RuleCompileError
 from reasoner.knowledge.base import NOTHING, Procedure
 from reasoner.knowledge.goals import DEFAULT_PREFIXES, term_value
-from reasoner.language.ast import Atom, Compound, Facts, PName, Program, StaticRule
+from reasoner.language.ast import Atom, Compound, Facts, Program, StaticRule
 from reasoner.values import IRI, Value
 
 Fact = tuple[str, tuple[Value, ...]]
@@ -221,18 +221,18 @@ def _table_groups(
 
 def _values(table: Facts, index: int, names: Mapping[str, str]) -> tuple[Value, ...]:
     """The values of a table's row holding IRIs or prefixed names."""
-    try:
-        return tuple(
-            IRI(v)
-            if k == "i"
-            else term_value(PName(*str(v).split(":", 1)), names)
-            if k == "p"
-            else v
-            for k, v in zip(table.kinds[index], table.args[index], strict=True)
-        )  # type: ignore[return-value]
-    except ReasonerError:  # (an unknown prefix: reported at the fact, as the rule's)
-        list(_rule_facts(table.rules[index], names))
-        raise
+    out: list[Value] = []
+    for kind, value in zip(table.kinds[index], table.args[index], strict=True):
+        if kind == "i":
+            out.append(IRI(str(value)))
+        elif kind == "p":
+            prefix, local = str(value).split(":", 1)
+            if prefix not in names:  # (reported at the fact, as its statement's would be)
+                list(_rule_facts(table.rules[index], names))
+            out.append(IRI(names[prefix] + local))
+        else:
+            out.append(value)  # type: ignore[arg-type]
+    return tuple(out)
 
 
 def _table_predicate(table: Facts, index: int, names: Mapping[str, str]) -> str:

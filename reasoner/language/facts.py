@@ -351,7 +351,8 @@ def table_of(rules: Iterable[StaticRule]) -> Facts | None:
         head = rule.head
         if rule.body or not isinstance(head, Compound) or not head.args:
             return None
-        kinds, values = [], []
+        kinds: list[str] = []
+        values: list[object] = []
         for arg in head.args:
             match arg:
                 case Atom(name) if name != "[]":
