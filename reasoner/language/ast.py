@@ -446,7 +446,7 @@ class Facts:
     build (spans included, from ``text``), made on first use.
 
     Equal to another table with the same rows; ``lines`` (each fact's line), ``text`` (the
-    source from the first fact's line to the last's) and ``file`` only give the spans.
+    source they were read from: the whole file's) and ``file`` only give the spans.
 
     >>> table = Facts(("p", "p"), ("an", "an"), (("a", 1), ("b", 2)))
     >>> [dump(rule) for rule in table.rules][0]

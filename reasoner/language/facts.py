@@ -158,7 +158,7 @@ def scan(text: str, file: str | None = None, min_run: int = MIN_RUN) -> Scan:
     """
     lines = text.split("\n")
     runs: list[tuple[int, Facts]] = []
-    builder = _TableBuilder(file)
+    builder = _TableBuilder(file, text)
     only_facts = True
     start = -1  # the index of the current run's first line, -1 outside a run
     for index, line in enumerate(lines):
@@ -171,10 +171,10 @@ def scan(text: str, file: str | None = None, min_run: int = MIN_RUN) -> Scan:
         elif _NOTHING.fullmatch(line) is None:
             only_facts = False
             if start >= 0:
-                only_facts = builder.close(lines, start, runs, min_run) and only_facts
+                only_facts = builder.close(start, runs, min_run) and only_facts
                 start = -1
     if start >= 0:
-        only_facts = builder.close(lines, start, runs, min_run) and only_facts
+        only_facts = builder.close(start, runs, min_run) and only_facts
     return Scan(tuple(runs), only_facts)
 
 
@@ -232,23 +232,21 @@ class _TableBuilder:
     """Collects the rows of one run at a time; names (functors, atoms, kinds) are shared
     strings, so that a table holds each once and its pickle writes each once."""
 
-    def __init__(self, file: str | None) -> None:
-        self.file = file
+    def __init__(self, file: str | None, text: str) -> None:
+        self.file, self.text = file, text
         self.names: dict[str, str] = {}
         self.rows: list[_Row] = []
         self.lines: list[int] = []
 
-    def close(
-        self, lines: list[str], start: int, runs: list[tuple[int, Facts]], min_run: int
-    ) -> bool:
-        """End the run collected since the last call (its first line ``lines[start]``): a
+    def close(self, start: int, runs: list[tuple[int, Facts]], min_run: int) -> bool:
+        """End the run collected since the last call (its first line at index ``start``): a
         table added to ``runs`` if it holds ``min_run`` facts or more. Returns whether it
         does (a shorter run's lines are left to lark)."""
         long_enough = len(self.rows) >= min_run
         if long_enough:
             functors, kinds, args = zip(*self.rows, strict=True)
-            text = "\n".join(lines[start : self.lines[-1]])
-            table = Facts(functors, kinds, args, tuple(self.lines), text, self.file)
+            # (the whole text: the program's source too, so a cache entry holds it once)
+            table = Facts(functors, kinds, args, tuple(self.lines), self.text, self.file)
             runs.append((start + 1, table))
         self.rows, self.lines = [], []
         return long_enough
@@ -256,11 +254,8 @@ class _TableBuilder:
 
 def without_first(table: Facts) -> Facts:
     """``table`` but its first fact (which lark reads after all: :func:`scan`)."""
-    text = table.text
-    if text is not None:
-        text = "\n".join(text.split("\n")[table.lines[1] - table.lines[0] :])
     return Facts(
-        table.functors[1:], table.kinds[1:], table.args[1:], table.lines[1:], text, table.file
+        table.functors[1:], table.kinds[1:], table.args[1:], table.lines[1:], table.text, table.file
     )
 
 
@@ -279,15 +274,13 @@ def facts_without(table: Facts, rules: set[StaticRule]) -> Facts | None:
         return table
     if not keep:
         return None
-    text, lines = table.text, tuple(table.lines[i] for i in keep) if table.lines else ()
-    if text is not None and lines:  # (the text starts at the first fact kept)
-        text = "\n".join(text.split("\n")[lines[0] - table.lines[0] :])
+    lines = tuple(table.lines[i] for i in keep) if table.lines else ()
     return Facts(
         tuple(table.functors[i] for i in keep),
         tuple(table.kinds[i] for i in keep),
         tuple(table.args[i] for i in keep),
         lines,
-        text,
+        table.text,
         table.file,
     )
 
@@ -304,8 +297,7 @@ def fact_rules(table: Facts) -> tuple[StaticRule, ...]:
             for f, k, a in zip(table.functors, table.kinds, table.args, strict=True)
         )
     lines = table.text.split("\n")
-    first = table.lines[0]
-    return tuple(_located(lines[line - first], line, table.file) for line in table.lines)
+    return tuple(_located(lines[line - 1], line, table.file) for line in table.lines)
 
 
 def _term(kind: str, value: object, span: Span | None = None) -> Term:
@@ -327,7 +319,7 @@ def _located(text: str, line: int, file: str | None) -> StaticRule:
     from its functor to ``)``, the statement's to the full stop."""
     match = _FACT.fullmatch(text)
     assert match is not None  # (the table was read from this line)
-    builder = _TableBuilder(file)
+    builder = _TableBuilder(file, text)
     row = _row(text, builder)
     assert row is not None
     functor, kinds, values = row
