@@ -187,8 +187,6 @@ def _row(line: str, builder: _TableBuilder) -> _Row | None:
     if match is None:
         return None
     functor, args = match.group("f", "a")
-    if functor[0] == "'":
-        functor = unquote(functor, "'")
     names = builder.names
     kinds = ""
     values: list[object] = []
@@ -196,7 +194,7 @@ def _row(line: str, builder: _TableBuilder) -> _Row | None:
         first = token[0]
         if first == "'":
             kinds += "a"
-            if "\\" in token or "''" in token[1:-1]:
+            if token.count("'") > 2 or "\\" in token:
                 token = unquote(token, "'")
                 if token == "[]":
                     return None  # (the empty list, whose value is ())
@@ -218,11 +216,23 @@ def _row(line: str, builder: _TableBuilder) -> _Row | None:
             except ZeroDivisionError:
                 return None  # (lark refuses 1r0 with its message)
             kinds += "n"
-    if (functor, len(values)) in DIRECTIVE_FACTS or functor in WRAPPERS and len(values) == 1:
+    name = builder.functors.get((functor, len(values)))
+    if name is None:
+        name = builder.functors[(functor, len(values))] = _functor(functor, len(values))
+    if not name:
         return None
-    if _RULE_CHANGE.match(functor):
-        return None  # (lark reads `ins_event_rule(` as one token)
-    return names.setdefault(functor, functor), names.setdefault(kinds, kinds), tuple(values)
+    return name, names.setdefault(kinds, kinds), tuple(values)
+
+
+def _functor(written: str, arity: int) -> str:
+    """The name of a fact's functor as written (quoted or not); ``""`` for a fact the parser
+    reads otherwise: a directive fact, a wrapper (``db(F)``), a rule change."""
+    name = unquote(written, "'") if written[0] == "'" else written
+    if (name, arity) in DIRECTIVE_FACTS or name in WRAPPERS and arity == 1:
+        return ""
+    if _RULE_CHANGE.match(name):
+        return ""  # (lark reads `ins_event_rule(` as one token)
+    return name
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
@@ -235,6 +245,7 @@ class _TableBuilder:
     def __init__(self, file: str | None, text: str) -> None:
         self.file, self.text = file, text
         self.names: dict[str, str] = {}
+        self.functors: dict[tuple[str, int], str] = {}  # (as written, arity) -> name or ""
         self.rows: list[_Row] = []
         self.lines: list[int] = []
 
