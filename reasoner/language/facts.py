@@ -79,6 +79,14 @@ _FACT = re.compile(
     rf"{_WS}(?P<f>(?>{_PNAME}|{_ATOM}|{_QUOTED}))\((?P<a>{_WS}{_CONSTANT}{_WS}"
     rf"(?:,{_WS}{_CONSTANT}{_WS})*)\){_WS}(?P<end>\.){_WS}(?:%.*)?"
 )
+_ARGS = rf"{_WS}({_CONSTANT}){_WS}"
+#: Every line of a text, as a match each: a fact of 1 to 4 arguments (its functor and their
+#: texts in groups), or the line (in the last group).
+_LINES = re.compile(
+    rf"^(?:{_WS}((?>{_PNAME}|{_ATOM}|{_QUOTED}))\({_ARGS}(?:,{_ARGS}(?:,{_ARGS}(?:,{_ARGS})?)?)?"
+    rf"\){_WS}\.{_WS}(?:%.*)?|(.*))$",
+    re.MULTILINE,
+)
 #: The arguments of a fact line: each one's text (its kind told by its first character).
 _TOKEN = re.compile(rf"{_WS}({_CONSTANT}){_WS}(?:,|$)")
 #: A line that holds no statement: blank, or a ``%`` comment.
@@ -156,19 +164,22 @@ def scan(text: str, file: str | None = None, min_run: int = MIN_RUN) -> Scan:
     >>> [(line, len(table)) for line, table in found.runs], found.only_facts
     ([(1, 2), (5, 1)], False)
     """
-    lines = text.split("\n")
     runs: list[tuple[int, Facts]] = []
     builder = _TableBuilder(file, text)
     only_facts = True
     start = -1  # the index of the current run's first line, -1 outside a run
-    for index, line in enumerate(lines):
-        row = _row(line, builder) if "(" in line else None
+    # (one pass of the regex engine reads every line: a fact of up to 4 arguments in groups)
+    for index, (functor, a1, a2, a3, a4, line) in enumerate(_LINES.findall(text)):
+        if functor:
+            row = _make_row(functor, [t for t in (a1, a2, a3, a4) if t], builder)
+        else:
+            row = _row(line, builder) if "(" in line else None
         if row is not None:
             if start < 0:
                 start = index
             builder.rows.append(row)
             builder.lines.append(index + 1)
-        elif _NOTHING.fullmatch(line) is None:
+        elif functor or _NOTHING.fullmatch(line) is None:  # (a fact the parser reads otherwise)
             only_facts = False
             if start >= 0:
                 only_facts = builder.close(start, runs, min_run) and only_facts
@@ -186,11 +197,16 @@ def _row(line: str, builder: _TableBuilder) -> _Row | None:
     match = _FACT.fullmatch(line)
     if match is None:
         return None
-    functor, args = match.group("f", "a")
+    return _make_row(match["f"], _TOKEN.findall(match["a"]), builder)
+
+
+def _make_row(functor: str, tokens: list[str], builder: _TableBuilder) -> _Row | None:
+    """The row of a fact: its functor and its arguments' texts as written; None if the
+    parser reads it otherwise."""
     names = builder.names
     kinds = ""
     values: list[object] = []
-    for token in _TOKEN.findall(args):
+    for token in tokens:
         first = token[0]
         if first == "'":
             kinds += "a"

@@ -132,7 +132,7 @@ def constant(draw: st.DrawFn) -> str:
 @st.composite
 def fact_line(draw: st.DrawFn) -> str:
     functor = draw(st.sampled_from(NAMES + ["'quoted f'", "wt:speed", "'db'"]))
-    args = draw(st.lists(constant(), min_size=1, max_size=4))
+    args = draw(st.lists(constant(), min_size=1, max_size=6))
     sep = draw(SPACE) + "," + draw(SPACE)
     tail = draw(st.sampled_from(["", " ", " % note", "% x /* y", "\t"]))
     lead = draw(st.sampled_from(["", "", " ", "\t"]))
