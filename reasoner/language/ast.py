@@ -12,7 +12,9 @@ Three families of nodes:
 * event patterns: :class:`EventAtom`, :class:`TimePoint`, :class:`Binary`, :class:`Not`,
   :class:`Where`, :class:`Window`, :class:`Multiply`, :class:`Aggregate`, :class:`Star`.
 * statements: :class:`EventRule`, :class:`StaticRule` (facts have an empty body),
-  :class:`Directive`, :class:`RdfEvent` (input-graph mappings), collected in a :class:`Program`.
+  :class:`Directive`, :class:`RdfEvent` (input-graph mappings), collected in a :class:`Program`;
+  a run of ground facts may be one :class:`Facts` table (a fact file's, without a node per
+  fact).
 
 ``dump(node)`` gives the deterministic text form used by golden tests and ``--emit ast``.
 """

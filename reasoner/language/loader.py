@@ -10,8 +10,11 @@ path, and the parser's own source: grammar, parser, AST and operator modules, th
 version). A changed file or parser only misses; an entry that cannot be read, was cut short
 or does not match its checksum is parsed again and rewritten; a cache that cannot be written
 only costs the parse. The most recently written :data:`KEEP` entries are kept. Entries are
-pickles, like lark's own cache beside them: the directory is the user's. This module does not
-import lark: :mod:`reasoner.language.parser` is loaded on a miss.
+pickles, like lark's own cache beside them: the directory is the user's; a fact file's runs
+of facts are :class:`~reasoner.language.ast.Facts` tables, pickled as plain columns (no
+object per fact). This module does not import lark: a file of facts only is read without it
+(:mod:`reasoner.language.facts`), anything else by :mod:`reasoner.language.parser`, loaded on
+a miss.
 """
 
 from __future__ import annotations
