@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from connectors.events.merge import merge_streams
 from connectors.events.rejects import (
@@ -62,6 +63,15 @@ _FIELDS: dict[str, tuple[int, str | None]] = {
 _CONDITION = 5
 _COLUMN = re.compile(r"(?P<base>[a-z_]+?)_set_\d+d?")
 _HEADER = re.compile(r"#\s*(?P<key>[A-Za-z ]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*:\s*(?P<value>.*)")
+
+
+class Cell(NamedTuple):
+    """A column the reader takes: where it is, where it goes and how it is converted."""
+
+    index: int  # the cell's index in a row
+    position: int  # its argument position after Station and Time
+    convert: Converter | None  # to the canonical unit; None: none needed
+    name: str  # the column's name, for messages
 
 
 class MesoWestFile:
@@ -119,7 +129,7 @@ class MesoWestFile:
                 self._columns_line = number
             else:
                 self._parse_columns(columns, next(csv.reader([line])), number)
-                self._data_from = number + 1
+                self.data_from = number + 1
                 break
         else:
             missing = "column header row" if columns is None else "units row"
@@ -155,11 +165,10 @@ class MesoWestFile:
         for required in ("Station_ID", "Date_Time"):
             if required not in names:
                 raise self._fail(self._columns_line, f"no '{required}' column")
-        self._width = len(names)
-        self._id_at, self._time_at = names.index("Station_ID"), names.index("Date_Time")
+        self.width = len(names)
+        self.id_at, self.time_at = names.index("Station_ID"), names.index("Date_Time")
         self.units: dict[str, str] = {}
-        # (cell index, argument position, converter or None for no conversion, column name)
-        self._cells: list[tuple[int, int, Converter | None, str]] = []
+        self.cells: list[Cell] = []
         taken: set[int] = set()
         for index, name in enumerate(names):
             match = _COLUMN.fullmatch(name)
@@ -178,36 +187,54 @@ class MesoWestFile:
                         f"unknown unit {unit!r} for column {name} "
                         f"(known: {', '.join(known_units(field[1]))})",
                     )
-            self._cells.append((index, field[0], None if convert is identity else convert, name))
+            self.cells.append(Cell(index, field[0], None if convert is identity else convert, name))
 
     def __iter__(self) -> Iterator[Event]:
+        return self.rows(self.on_reject)
+
+    @classmethod
+    def merge_all(cls, files: Sequence[MesoWestFile]) -> Iterator[Event]:
+        """The readings of several exports merged by time, read column by column
+        (:func:`connectors.mesowest.columns.merge_files`): what :func:`merge_streams` gives
+        for them, faster."""
+        from connectors.mesowest.columns import merge_files
+
+        return merge_files(files)
+
+    def rows(self, on_reject: RejectHandler) -> Iterator[Event]:
+        """The row loop: this file's readings in file order, each malformed row handed to
+        ``on_reject``; :attr:`where` names the line of the reading yielded last.
+
+        Raises:
+            InputFormatError: the file cannot be read (on iteration).
+        """
         try:
             with open(self.path, encoding="utf-8", newline="") as stream:
-                yield from self._rows(stream)
+                yield from self._rows(stream, on_reject)
         except (OSError, UnicodeDecodeError) as exc:
             raise InputFormatError(f"{self.path}: cannot read MesoWest file: {exc}") from exc
 
-    def _rows(self, stream: Iterator[str]) -> Iterator[Event]:
-        file, ident, width, where = str(self.path), self.station.id, self._width, self.where
+    def _rows(self, stream: Iterator[str], on_reject: RejectHandler) -> Iterator[Event]:
+        file, ident, width, where = str(self.path), self.station.id, self.width, self.where
         for number, line in enumerate(stream, 1):
-            if number < self._data_from or line.startswith("#") or not line.strip():
+            if number < self.data_from or line.startswith("#") or not line.strip():
                 continue
             # Plain split is much faster than csv and exports only quote text with commas.
             cells = next(csv.reader([line])) if '"' in line else line.rstrip("\r\n").split(",")
             if len(cells) != width:
-                self.on_reject(
+                on_reject(
                     Rejected(file, number, f"expected {width} cells, found {len(cells)}")
                 )
                 continue
-            if cells[self._id_at].strip() != ident:
-                reason = f"station {cells[self._id_at]!r} differs from the header's {ident!r}"
-                self.on_reject(Rejected(file, number, reason))
+            if cells[self.id_at].strip() != ident:
+                reason = f"station {cells[self.id_at]!r} differs from the header's {ident!r}"
+                on_reject(Rejected(file, number, reason))
                 continue
             try:
-                time = iso_to_epoch(cells[self._time_at].strip())
+                time = iso_to_epoch(cells[self.time_at].strip())
                 values = self._values(cells)
             except ValueError as exc:
-                self.on_reject(Rejected(file, number, str(exc)))
+                on_reject(Rejected(file, number, str(exc)))
                 continue
             event = Event(SENSOR_READING, (ident, time, *values), time, time)
             where.line, where.event = number, event
@@ -217,14 +244,12 @@ class MesoWestFile:
         # The hot path of a replay: try float() first and look at missing markers only
         # when that fails; identity units skip the converter call.
         values: list[Value] = [NONE] * 7
-        for index, position, convert, name in self._cells:
+        for index, position, convert, name in self.cells:
             cell = cells[index]
             if not cell:
                 continue
             if position == _CONDITION:
-                cell = cell.strip()
-                if cell.lower() not in _MISSING:
-                    values[position] = int(cell) if _is_int(cell) else cell
+                values[position] = condition_value(cell)
                 continue
             try:
                 number = float(cell)
@@ -235,6 +260,19 @@ class MesoWestFile:
             if number == number:  # NaN marks a missing value
                 values[position] = number if convert is None else convert(number)
         return values
+
+
+def condition_value(cell: str) -> Value:
+    """A condition cell's value: an integer code, the text, or ``none`` when missing.
+
+    Example:
+        >>> condition_value(" 71 "), condition_value("snow"), condition_value("M")
+        (71, 'snow', 'none')
+    """
+    cell = cell.strip()
+    if cell.lower() in _MISSING:
+        return NONE
+    return int(cell) if _is_int(cell) else cell
 
 
 def _is_int(text: str) -> bool:
