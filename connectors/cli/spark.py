@@ -36,7 +36,7 @@ from connectors.cli.options import (
     knowledge_base,
 )
 from connectors.cli.run import SKIPPED
-from connectors.events.inputs import FORMATS
+from connectors.events.inputs import FORMATS, REGISTRY, format_names
 from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, TIE_BREAKS
 from reasoner.server.config import LOOPBACK
@@ -140,7 +140,7 @@ def _add_stream(commands: Any) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="where the outputs go")
     p.add_argument(
         "--format",
-        choices=("jsonl", "mesowest"),
+        choices=format_names(streams=True),
         default="jsonl",
         help="input format: JSON lines (default) or MesoWest CSV exports",
     )
@@ -241,7 +241,7 @@ def stream(args: argparse.Namespace) -> int:
         lateness=lateness,
         options={"policy": args.policy, "tie_break": args.tie_break, "explain": args.explain},
     )
-    style = TimeStyle(iso=args.format == "mesowest")
+    style = TimeStyle(iso=REGISTRY[args.format].times == "iso")
     with detections_endpoint(args.serve, kb, style=style, host=args.host or LOOPBACK) as publish:
         counts = run_stream(
             spark,

@@ -76,6 +76,7 @@ def read_jsonl(
     on_reject: RejectHandler | None = None,
     arities: dict[str, set[int]] | None = None,
     positions: list[Position] | None = None,
+    span: tuple[int, int | None] | None = None,
 ) -> Iterator[Event]:
     """Read events from a JSON-lines file, skipping (and reporting) malformed lines.
 
@@ -90,6 +91,9 @@ def read_jsonl(
             name with another count (e.g. its partition key missing) is a bad line.
         positions: a list the reader adds its :class:`Position` to, to find the line of an
             event rejected later.
+        span: ``(start, stop)``: read only the lines whose first byte lies in that byte range
+            of the file (``stop`` None: to its end), numbered as in the whole file, so that
+            spans cut anywhere give, in order, the whole file's events and rejections.
 
     Returns:
         A lazy iterator of events in file order.
@@ -113,7 +117,12 @@ def read_jsonl(
     where = Position(file)
     if positions is not None:
         positions.append(where)
-    return _read(source, where, style or TimeStyle(), on_reject or log_rejected, arities)
+    style, on_reject = style or TimeStyle(), on_reject or log_rejected
+    if span is not None:
+        if not isinstance(source, str | Path) or str(source) == "-":
+            raise ValueError("a span of a JSON-lines input needs a named file")
+        return _read_span(Path(source), span, where, style, on_reject, arities)
+    return _read(source, where, style, on_reject, arities)
 
 
 def _read(
@@ -137,16 +146,72 @@ def _read(
         yield from _events(source, where, style, on_reject, arities)
 
 
+def _read_span(
+    path: Path,
+    span: tuple[int, int | None],
+    where: Position,
+    style: TimeStyle,
+    on_reject: RejectHandler,
+    arities: dict[str, set[int]] | None,
+) -> Iterator[Event]:
+    start, stop = span
+    try:
+        with open(path, "rb") as stream:
+            if start == 0:
+                stream = _without_bom(stream)
+            else:  # a line that began before ``start`` belongs to the span before
+                stream.seek(start - 1)
+                if stream.read(1) != b"\n":
+                    stream.readline()
+            first = stream.tell()
+            number = 1 + _newlines(path, first)
+            yield from _events(
+                _lines_to(stream, first, stop, first if start else 0),
+                where,
+                style,
+                on_reject,
+                arities,
+                number,
+            )
+    except OSError as exc:
+        raise InputFormatError(f"{path}: cannot read events: {exc}") from exc
+
+
+def _newlines(path: Path, stop: int) -> int:
+    """How many line ends the file has before byte ``stop`` (its lines before it)."""
+    count = 0
+    with open(path, "rb") as stream:
+        while stop > 0:
+            chunk = stream.read(min(stop, 1 << 20))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            stop -= len(chunk)
+    return count
+
+
+def _lines_to(stream: BinaryIO, at: int, stop: int | None, begins: int) -> Iterator[bytes]:
+    """The lines of ``stream`` (now at byte ``at``) that begin before ``stop``; the first
+    begins at ``begins`` (0 for the file's first line, before a byte order mark)."""
+    for line in stream:
+        if stop is not None and begins >= stop:
+            return
+        at += len(line)
+        begins = at
+        yield line
+
+
 def _events(
     lines: Iterable[bytes | str],
     where: Position,
     style: TimeStyle,
     on_reject: RejectHandler,
     arities: dict[str, set[int]] | None = None,
+    first: int = 1,
 ) -> Iterator[Event]:
     file = where.file
     decode_plain, decode_any, unset = _decode_plain, _decode_any, UNSET
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, first):
         event = None
         try:
             record: _Line = decode_plain(line)
