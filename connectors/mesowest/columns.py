@@ -53,6 +53,7 @@ _MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 _CONDITION = 5  # the condition's argument position (after Station and Time); text, not a number
 _NUMBERS = (0, 1, 2, 3, 4, 6)  # the other positions
 _BLOCK = 4096  # events built per step
+_BATCH_BYTES = 16 << 20  # rows parsed per pyarrow call (its tables take a few times that)
 
 #: A row-loop file's note: the index of the event it follows (-1: before the first), and the
 #: rejection, or the error that ended the file.
@@ -87,8 +88,16 @@ class _Rows:
         self.condition.append(condition)
         self.count += len(file)
 
-    def column(self, pieces: list[np.ndarray], kind: Any) -> np.ndarray:
-        return np.concatenate(pieces) if pieces else np.zeros(0, kind)
+    def join(self) -> None:
+        """Make each column one array (the pieces let go)."""
+
+        def whole(pieces: list[np.ndarray], kind: Any) -> list[np.ndarray]:
+            return [np.concatenate(pieces) if pieces else np.zeros(0, kind)]
+
+        self.file, self.line = whole(self.file, np.int32), whole(self.line, np.int64)
+        self.time, self.condition = whole(self.time, np.float64), whole(self.condition, np.int32)
+        numbers = [whole([piece[k] for piece in self.numbers], np.float64)[0] for k in range(6)]
+        self.numbers = [numbers]
 
 
 def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
@@ -112,8 +121,8 @@ def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
     rows = _Rows()
     taken = _read_columns(files, rows)
     noted = {i: _read_rows(file, i, rows) for i, file in enumerate(files) if not taken[i]}
-    time = rows.column(rows.time, np.float64)
-    source = rows.column(rows.file, np.int32)
+    rows.join()
+    [time], [source] = rows.time, rows.file
     in_files = np.argsort(source, kind="stable")  # rows in file order, each file's in its order
     key, owner = time[in_files], source[in_files]
     if np.any((key[1:] < key[:-1]) & (owner[1:] == owner[:-1])):
@@ -124,16 +133,27 @@ def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
 
 
 def _read_columns(files: Sequence[MesoWestFile], rows: _Rows) -> list[bool]:
-    """Add to ``rows`` the files that are read a column at a time; whether each file was."""
+    """Add to ``rows`` the files that are read a column at a time; whether each file was.
+
+    Files of one layout are parsed together, about ``_BATCH_BYTES`` of rows at a time (the
+    text and its tables are let go before the next batch is read).
+    """
     taken = [False] * len(files)
-    groups: dict[tuple[Any, ...], list[tuple[int, bytes]]] = {}
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for index, file in enumerate(files):
-        body = _body(file)
-        if body is not None:
-            groups.setdefault(_layout(file), []).append((index, body))
+        groups.setdefault(_layout(file), []).append(index)
     for members in groups.values():
-        for index in _read_group(files, members, rows):
-            taken[index] = True
+        batch: list[tuple[int, bytes]] = []
+        size = 0
+        for number, index in enumerate(members, 1):
+            body = _body(files[index])
+            if body is not None:
+                batch.append((index, body))
+                size += len(body)
+            if batch and (size >= _BATCH_BYTES or number == len(members)):
+                for added in _read_group(files, batch, rows):
+                    taken[added] = True
+                batch, size = [], 0
     return taken
 
 
@@ -237,19 +257,23 @@ def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     at = array.offset
     offsets = np.frombuffer(array.buffers()[1], np.int32)[at : at + len(array) + 1]
     data = np.frombuffer(array.buffers()[2] or b"", np.uint8)
-    ok = (offsets[1:] - offsets[:-1]) == len(_SPELLING)
-    cells = data[offsets[:-1][ok, None] + np.arange(len(_SPELLING))] if ok.any() else None
+    width = len(_SPELLING)
+    ok = (offsets[1:] - offsets[:-1]) == width
+    if ok.all():  # (as exports are) the cells lie end to end: a view of the bytes
+        cells = data[offsets[0] : offsets[-1]].reshape(-1, width)
+    else:
+        cells = data[offsets[:-1][ok, None] + np.arange(width)] if ok.any() else None
     seconds = np.zeros(len(array), np.int64)
     if cells is None:
         return ok, seconds.astype(np.float64)
-    digits = cells.astype(np.int64) - ord("0")
+    digits = cells.astype(np.int16) - ord("0")
     fits = np.all(cells[:, _FIXED] == _FIXED_BYTES, axis=1)
     fits &= np.all((digits[:, _DIGITS] >= 0) & (digits[:, _DIGITS] <= 9), axis=1)
 
     def number(*at: int) -> np.ndarray:
         value = np.zeros(len(cells), np.int64)
         for i in at:
-            value = value * 10 + digits[:, i]
+            value = value * 10 + digits[:, i].astype(np.int64)
         return value
 
     year, month, day = number(0, 1, 2, 3), number(5, 6), number(8, 9)
@@ -357,11 +381,13 @@ def _events(
         _hand_over(files[index], item)
     wheres = [file.where for file in files]
     idents = [file.station.id for file in files]
-    source = rows.column(rows.file, np.int32)
-    line = rows.column(rows.line, np.int64)
-    seconds = rows.column(rows.time, np.float64)
-    numbers = [rows.column([piece[k] for piece in rows.numbers], np.float64) for k in range(6)]
-    condition = rows.column(rows.condition, np.int32)
+    [source], [line], [seconds], [numbers], [condition] = (
+        rows.file,
+        rows.line,
+        rows.time,
+        rows.numbers,
+        rows.condition,
+    )
     words = np.array(rows.words + [None], dtype=object)[:-1]  # (a list or tuple stays whole)
     built = np.zeros(len(source), bool)
     built[list(rows.built)] = True
