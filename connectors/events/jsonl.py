@@ -158,7 +158,7 @@ def _read_span(
     try:
         with open(path, "rb") as stream:
             if start == 0:
-                stream = _without_bom(stream)
+                _without_bom(stream)
             else:  # a line that began before ``start`` belongs to the span before
                 stream.seek(start - 1)
                 if stream.read(1) != b"\n":

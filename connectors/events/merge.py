@@ -35,7 +35,7 @@ def merge_streams(*streams: Iterable[Event]) -> Iterator[Event]:
     kind = type(streams[0]) if streams else None
     merge_all = getattr(kind, "merge_all", None)
     if merge_all is not None and all(type(stream) is kind for stream in streams):
-        return merge_all(streams)  # type: ignore[no-any-return]
+        return merge_all(streams)
     if len(streams) == 1:
         return iter(streams[0])
     return heapq.merge(*streams, key=_END)

@@ -182,7 +182,7 @@ def _body(file: MesoWestFile) -> bytes | None:
 
 def _layout(file: MesoWestFile) -> tuple[Any, ...]:
     """What files must share to be parsed as one table."""
-    cells = tuple((c.index, c.position, c.name, file.units[c.name]) for c in file.cells)
+    cells = tuple((c.at, c.position, c.name, file.units[c.name]) for c in file.cells)
     return file.width, file.id_at, file.time_at, cells
 
 
@@ -207,7 +207,7 @@ def _read_group(
     numbers = dict.fromkeys(_NUMBERS, none)
     condition = np.zeros(len(source), np.int32)
     for cell in first.cells:
-        column = table.column(f"c{cell.index}")
+        column = table.column(f"c{cell.at}")
         if cell.position == _CONDITION:
             condition = _conditions(column, rows.words)
         else:
@@ -230,7 +230,7 @@ def _parse(file: MesoWestFile, body: bytes) -> pa.Table | None:
 
     names = [f"c{i}" for i in range(file.width)]
     names[file.id_at], names[file.time_at] = "id", "time"
-    wanted = ["id", "time", *(f"c{cell.index}" for cell in file.cells)]
+    wanted = ["id", "time", *(f"c{cell.at}" for cell in file.cells)]
     try:
         return csv.read_csv(
             pa.py_buffer(body),
@@ -259,6 +259,7 @@ def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     data = np.frombuffer(array.buffers()[2] or b"", np.uint8)
     width = len(_SPELLING)
     ok = (offsets[1:] - offsets[:-1]) == width
+    cells: np.ndarray | None
     if ok.all():  # (as exports are) the cells lie end to end: a view of the bytes
         cells = data[offsets[0] : offsets[-1]].reshape(-1, width)
     else:

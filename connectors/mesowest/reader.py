@@ -68,7 +68,7 @@ _HEADER = re.compile(r"#\s*(?P<key>[A-Za-z ]+?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*:\
 class Cell(NamedTuple):
     """A column the reader takes: where it is, where it goes and how it is converted."""
 
-    index: int  # the cell's index in a row
+    at: int  # the cell's index in a row
     position: int  # its argument position after Station and Time
     convert: Converter | None  # to the canonical unit; None: none needed
     name: str  # the column's name, for messages
@@ -222,9 +222,7 @@ class MesoWestFile:
             # Plain split is much faster than csv and exports only quote text with commas.
             cells = next(csv.reader([line])) if '"' in line else line.rstrip("\r\n").split(",")
             if len(cells) != width:
-                on_reject(
-                    Rejected(file, number, f"expected {width} cells, found {len(cells)}")
-                )
+                on_reject(Rejected(file, number, f"expected {width} cells, found {len(cells)}"))
                 continue
             if cells[self.id_at].strip() != ident:
                 reason = f"station {cells[self.id_at]!r} differs from the header's {ident!r}"
