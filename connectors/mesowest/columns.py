@@ -94,9 +94,16 @@ class _Rows:
         def whole(pieces: list[np.ndarray], kind: Any) -> list[np.ndarray]:
             return [np.concatenate(pieces) if pieces else np.zeros(0, kind)]
 
-        self.file, self.line = whole(self.file, np.int32), whole(self.line, np.int64)
-        self.time, self.condition = whole(self.time, np.float64), whole(self.condition, np.int32)
-        numbers = [whole([piece[k] for piece in self.numbers], np.float64)[0] for k in range(6)]
+        # a column at a time, each column's pieces let go before the next is joined
+        self.file = whole(self.file, np.int32)
+        self.line = whole(self.line, np.int64)
+        self.time = whole(self.time, np.float64)
+        self.condition = whole(self.condition, np.int32)
+        numbers = []
+        for k in range(len(_NUMBERS)):
+            numbers += whole([piece[k] for piece in self.numbers], np.float64)
+            for piece in self.numbers:
+                piece[k] = numbers[-1][:0]
         self.numbers = [numbers]
 
 
