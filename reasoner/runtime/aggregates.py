@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasoner.knowledge.builtins import apply_function
 from reasoner.runtime.nodes import (
@@ -31,6 +31,9 @@ from reasoner.runtime.nodes import (
 )
 from reasoner.runtime.policies import INF, Store, make_store
 from reasoner.values import Time
+
+if TYPE_CHECKING:
+    from reasoner.runtime.codec import Codec
 
 
 class SlidingWindow:
@@ -67,6 +70,39 @@ class SlidingWindow:
 
     def __len__(self) -> int:
         return len(self.items) + len(self.pending)
+
+    def state(self, codec: Codec) -> dict[str, Any]:
+        """The window as JSON data."""
+        w = codec.write
+        return {
+            "items": [[seq, w(v), w(s), w(e)] for seq, v, s, e in self.items],
+            "total": w(self.total),
+            "squares": w(self.squares),
+            "lows": [[w(v), seq] for v, seq in self.lows],
+            "highs": [[w(v), seq] for v, seq in self.highs],
+            "starts": [[w(s), seq] for s, seq in self.starts],
+            "pending": [[w(v), w(s), w(e)] for v, s, e in self.pending],
+            "pending_time": w(self.pending_time),
+            "next": self._next,
+        }
+
+    @staticmethod
+    def loaded(
+        data: dict[str, Any], function: str, window: tuple[str, Time] | None, codec: Codec
+    ) -> SlidingWindow:
+        """A window holding what :meth:`state` wrote (ValueError, KeyError... if malformed)."""
+        r = codec.read
+        w = SlidingWindow(function, window)
+        w.items = deque((int(q), r(v), r(s), r(e)) for q, v, s, e in data["items"])
+        w.total = r(data["total"])
+        w.squares = float(r(data["squares"]))
+        w.lows = deque((r(v), int(q)) for v, q in data["lows"])
+        w.highs = deque((r(v), int(q)) for v, q in data["highs"])
+        w.starts = deque((r(s), int(q)) for s, q in data["starts"])
+        w.pending = [(r(v), r(s), r(e)) for v, s, e in data["pending"]]
+        w.pending_time = r(data["pending_time"])
+        w._next = int(data["next"])  # noqa: SLF001 (its own class, being built)
+        return w
 
     def settle(self, now: Time) -> int:
         """Commit the pending occurrences of earlier time points, then drop what has left a
@@ -205,6 +241,34 @@ class SlidingAggregateNode(OneInputNode):
             self.runtime.schedule(e + self._window[1], partial(self._leave, key))
         self.emit(values + (result,), start, e, w)
 
+    def state(self, codec: Codec) -> Any:
+        w = codec.write
+        groups = [[w(k), w(values), win.state(codec)] for k, (values, win) in self.groups.items()]
+        return {"groups": groups}
+
+    def load(self, data: Any, codec: Codec) -> Callable[[], None]:
+        r, function, window = codec.read, self._function, self._window
+        groups = {
+            r(k): (r(values), SlidingWindow.loaded(w, function, window, codec))
+            for k, values, w in data["groups"]
+        }
+
+        def apply() -> None:
+            self.groups.clear()
+            self.groups.update(groups)
+
+        return apply
+
+    def timer(self, fire: Callable[[], None], codec: Codec) -> list[Any]:
+        if isinstance(fire, partial) and fire.func == self._leave:
+            return ["leave", codec.write(fire.args[0])]
+        return super().timer(fire, codec)
+
+    def read_timer(self, kind: str, data: list[Any], codec: Codec) -> Callable[[], None]:
+        if kind != "leave":
+            return super().read_timer(kind, data, codec)
+        return partial(self._leave, codec.read(data[0]))
+
     def _leave(self, key: Any) -> None:
         """A timer: occurrences of this group may have left the window now."""
         entry = self.groups.get(key)
@@ -264,6 +328,16 @@ class StartedAggregateNode(Node):
 
     def held(self) -> Time:
         return self.starts.earliest_start()
+
+    def state(self, codec: Codec) -> Any:
+        return {"starts": codec.store(self.starts, lambda window: window.state(codec))}
+
+    def load(self, data: Any, codec: Codec) -> Callable[[], None]:
+        function, window = self._function, self._window
+        starts = codec.buckets(
+            data["starts"], lambda w: SlidingWindow.loaded(w, function, window, codec)
+        )
+        return partial(self.starts.fill, starts)
 
     def start_in(self, v: Values, s: Time, e: Time, w: Any) -> None:
         window = SlidingWindow(self._function, self._window)

@@ -26,13 +26,12 @@ from reasoner.runtime.alarms import alarm_head
 from reasoner.runtime.conditions import condition
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.generated import define
+from reasoner.runtime.negation import GuardNode, NegationNode
 from reasoner.runtime.nodes import (
     ClockNode,
     ExpandNode,
     FilterNode,
-    GuardNode,
     JoinNode,
-    NegationNode,
     Node,
     SourceNode,
     UnionNode,
@@ -40,15 +39,15 @@ from reasoner.runtime.nodes import (
 )
 
 if TYPE_CHECKING:
-    from reasoner.runtime.engine import Engine
+    from reasoner.runtime.wiring import Wiring
 
 
-def build_node(engine: Engine, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
+def build_node(wiring: Wiring, spec: NodeSpec, prefixes: dict[str, str]) -> Node:
     """The run-time node of one network node (not yet connected)."""
-    rt = engine._runtime
+    rt = wiring.runtime
     match spec:
         case Source():
-            return _source(engine, spec, prefixes)
+            return _source(wiring, spec, prefixes)
         case Clock(time=time):
             # (a time point at ``now`` is past: events of that time were processed)
             clock = ClockNode(spec.id, rt, time, pending=time > rt.now)
@@ -63,12 +62,12 @@ def build_node(engine: Engine, spec: NodeSpec, prefixes: dict[str, str]) -> Node
                 spec.left_key,
                 spec.right_key,
                 spec.right_rest,
-                len(engine._specs[spec.right].variables),
-                _condition(engine, spec.conditions, spec.variables, prefixes),
+                len(wiring.specs[spec.right].variables),
+                _condition(wiring, spec.conditions, spec.variables, prefixes),
                 spec.window,
                 spec.policy,
-                engine._tie_break,
-                engine._provenance,
+                wiring.options.tie_break,
+                wiring.options.provenance,
             )
         case Negation():
             return NegationNode(
@@ -77,20 +76,20 @@ def build_node(engine: Engine, spec: NodeSpec, prefixes: dict[str, str]) -> Node
                 spec.left_key,
                 spec.right_key,
                 spec.right_rest,
-                len(engine._specs[spec.left].variables),
+                len(wiring.specs[spec.left].variables),
                 spec.blocker_key,
-                _condition(engine, spec.conditions, spec.variables, prefixes),
+                _condition(wiring, spec.conditions, spec.variables, prefixes),
                 spec.window,
                 spec.policy,
-                engine._tie_break,
-                engine._provenance,
+                wiring.options.tie_break,
+                wiring.options.provenance,
             )
         case Guard():
             return GuardNode(spec.id, rt, spec.op, spec.blocker_key, spec.memory)
         case Union():
             return UnionNode(spec.id, rt, spec.left_projection, spec.right_projection)
         case Filter():
-            check = _condition(engine, spec.conditions, spec.variables, prefixes)
+            check = _condition(wiring, spec.conditions, spec.variables, prefixes)
             return FilterNode(spec.id, rt, check, spec.window)
         case Fold(start=None):
             return SlidingAggregateNode(
@@ -106,34 +105,34 @@ def build_node(engine: Engine, spec: NodeSpec, prefixes: dict[str, str]) -> Node
                 spec.start_key,
                 spec.window,
                 spec.policy,
-                engine._tie_break,
-                engine._provenance,
+                wiring.options.tie_break,
+                wiring.options.provenance,
             )
         case Expand():
-            goal = compile_goal(spec.goal, prefixes, engine._actions)
+            goal = compile_goal(spec.goal, prefixes, wiring.actions)
             # the input's values under this node's names (a shared input has its own)
-            inputs = spec.variables[: len(engine._specs[spec.input].variables)]
+            inputs = spec.variables[: len(wiring.specs[spec.input].variables)]
             return ExpandNode(spec.id, rt, goal, inputs, spec.variables)
     raise TypeError(f"not a network node: {spec!r}")
 
 
-def _source(engine: Engine, spec: Source, prefixes: dict[str, str]) -> SourceNode:
+def _source(wiring: Wiring, spec: Source, prefixes: dict[str, str]) -> SourceNode:
     test, values, constants = argument_matcher(
         spec.args, lambda term: term_value(term, prefixes), f"c{spec.id}_"
     )
-    node = SourceNode(spec.id, engine._runtime, test, values, constants)
-    engine._source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
+    node = SourceNode(spec.id, wiring.runtime, test, values, constants)
+    wiring.source_nodes.setdefault((spec.name, len(spec.args)), []).append(node)
     return node
 
 
 def _condition(
-    engine: Engine, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
+    wiring: Wiring, conditions: Sequence[Any], names: Sequence[str], prefixes: dict[str, str]
 ) -> Callable[[tuple[Any, ...]], bool] | None:
-    goals = [compile_goal(c, prefixes, engine._actions) for c in conditions]
-    return condition(goals, names, engine._runtime)
+    goals = [compile_goal(c, prefixes, wiring.actions) for c in conditions]
+    return condition(goals, names, wiring.runtime)
 
 
-def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
+def build_head(wiring: Wiring, out: Output, prefixes: dict[str, str]) -> Callable[..., None]:
     """A rule's output: builds the head event and drops duplicates; reports the rest at
     once (in derivation order, which is the order the agenda dispatches them in) and
     queues the ones sources wait for on the agenda. Generated, with the head arguments
@@ -143,24 +142,24 @@ def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callabl
     scope.update(
         name=out.head.name,
         new=tuple.__new__,
-        kind=Detection if engine._provenance else Event,
-        seen=engine._seen,
-        append=engine._agenda.append,
-        callbacks=engine._callbacks,
-        notify=engine._notify,
-        receivers=engine._receivers(out.head.name, len(out.head.args)),
-        engine=engine,
+        kind=Detection if wiring.options.provenance else Event,
+        seen=wiring.sink.seen,
+        append=wiring.sink.agenda.append,
+        callbacks=wiring.callbacks,
+        notify=wiring.notify,
+        receivers=wiring.receivers(out.head.name, len(out.head.args)),
+        sink=wiring.sink,
         rule=out,
         provenance=provenance,
-        runtime=engine._runtime,
-        schedule=engine._runtime.schedule,
-        ring=engine._ring,
+        runtime=wiring.runtime,
+        schedule=wiring.runtime.schedule,
+        ring=wiring.ring,
     )
-    trace = ["event.sources = provenance(w)"] if engine._provenance else []
-    if engine._explain:
+    trace = ["event.sources = provenance(w)"] if wiring.options.provenance else []
+    if wiring.options.explain:
         from reasoner.runtime.explain import Derivation, rule_info
 
-        info = engine._infos[id(out)] = rule_info(out, engine._specs, prefixes, engine._facts_at)
+        info = wiring.infos[id(out)] = rule_info(out, wiring.specs, prefixes, wiring.facts_at)
         scope.update(derivation=Derivation, info=info)
         trace.append("event.derivation = derivation(info, v, w, runtime.knowledge)")
     if out.alarm is not None:
@@ -172,7 +171,7 @@ def build_head(engine: Engine, out: Output, prefixes: dict[str, str]) -> Callabl
     return define(source, f"head {out.head.name}", scope)
 
 
-def build_ring(engine: Engine) -> Callable[[Event, Output], None]:
+def build_ring(wiring: Wiring) -> Callable[[Event, Output], None]:
     """What an alarm's timer calls when it rings, ``ring(event, rule)``: ``event`` (built,
     provenance and all, when the alarm was scheduled) is derived by ``rule`` as its head
     derives an event (:func:`build_head`)."""
@@ -181,12 +180,12 @@ def build_ring(engine: Engine) -> Callable[[Event, Output], None]:
         "    receivers = routes.get((event[0], len(event[1])))\n" + _deliver([])
     )
     scope = {
-        "seen": engine._seen,
-        "append": engine._agenda.append,
-        "callbacks": engine._callbacks,
-        "notify": engine._notify,
-        "routes": engine._routes,
-        "engine": engine,
+        "seen": wiring.sink.seen,
+        "append": wiring.sink.agenda.append,
+        "callbacks": wiring.callbacks,
+        "notify": wiring.notify,
+        "routes": wiring.routes,
+        "sink": wiring.sink,
     }
     return define(source, "alarm ring", scope)
 
@@ -197,11 +196,11 @@ def _deliver(trace: list[str]) -> str:
     lines of ``trace``), reported to the callbacks and queued on the agenda."""
     return (
         "    if event in seen:\n"
-        "        engine._counts['duplicates'] += 1\n"
+        "        sink.counts['duplicates'] += 1\n"
         "    else:\n"
         "        seen.add(event)\n"
         + "".join(f"        {line}\n" for line in trace)
-        + "        engine._detected.append(event)\n"
+        + "        sink.detected.append(event)\n"
         "        if callbacks:\n"
         "            notify(event)\n"
         "        if receivers:\n"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import heapq
 import re
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import count
@@ -22,21 +21,22 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reasoner.compiler.network import Rank
+from reasoner.errors import SnapshotError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.goals import Goal
 from reasoner.language.ast import Compound, ListTerm, Term, Var
 from reasoner.language.operators import NOW, POINT, Operator, join_interval
-from reasoner.runtime import probes
 from reasoner.runtime.generated import define
 from reasoner.runtime.policies import INF, Occurrence, Store, make_store
 from reasoner.runtime.probes import (
     ProbeSpec,
     build_probe,
-    key_expr,
-    store_lines,
     tuple_expr,
 )
 from reasoner.values import Struct, Time
+
+if TYPE_CHECKING:
+    from reasoner.runtime.codec import Codec
 
 Emit = Callable[[tuple[Any, ...], Time, Time, Any], None]
 Values = tuple[Any, ...]
@@ -53,6 +53,13 @@ class Runtime:
         self.knowledge = knowledge
         self.timers: list[tuple[Time, int, Callable[[], None]]] = []  # a heap by time
         self._order = count()
+
+    def resume(self, now: Time, timers: list[tuple[Time, int, Callable[[], None]]]) -> None:
+        """Take up a snapshot's clock and timers (a heap; in place: heads hold the list);
+        timers set from now on come after theirs."""
+        self.now = now
+        self.timers[:] = timers
+        self._order = count(max((t[1] for t in timers), default=-1) + 1)
 
     def schedule(self, at: Time, fire: Callable[[], None]) -> None:
         """Call ``fire()`` when the stream reaches time ``at`` (in time order, before the
@@ -91,6 +98,10 @@ def fan_out(parents: Sequence[Emit]) -> Emit:
 
 def _nowhere(v: Values, s: Time, e: Time, w: Any) -> None:
     """The emit of a node nothing reads yet."""
+
+
+def _nothing() -> None:
+    """What loading a stateless node's state does."""
 
 
 @functools.cache
@@ -162,6 +173,29 @@ class Node:
             return 0
         cutoff = now - self.horizon
         return sum(s.expire(cutoff) for s in self.stores())
+
+    # The state contract (docs/architecture.md): a stateful node kind writes its state as
+    # JSON data through the codec and reads it back; the snapshot format wraps it.
+
+    def state(self, codec: Codec) -> Any:
+        """This node's state as JSON data (None: it holds none)."""
+        return None
+
+    def load(self, data: Any, codec: Codec) -> Callable[[], None]:
+        """Read ``data`` (what :meth:`state` wrote) now, raising ValueError (or KeyError,
+        TypeError, IndexError) when it is malformed; return what puts it in this node, in
+        place (generated code holds the stores), once every node has read its own."""
+        if data is not None:
+            raise ValueError(f"state for stateless node {self.id}")
+        return _nothing
+
+    def timer(self, fire: Callable[[], None], codec: Codec) -> list[Any]:
+        """A timer this node set, as ``[kind, *data]`` (a snapshot writes the node's id)."""
+        raise SnapshotError(f"cannot write timer {fire!r} into a snapshot")
+
+    def read_timer(self, kind: str, data: list[Any], codec: Codec) -> Callable[[], None]:
+        """The timer :meth:`timer` wrote; ValueError when this node sets no such timer."""
+        raise ValueError(f"timer {kind} does not match node {self.id}")
 
 
 class SourceNode(Node):
@@ -318,6 +352,20 @@ class ClockNode(Node):
         self.pending = False
         self.emit((), self.time, self.time, None)
 
+    def state(self, codec: Codec) -> Any:
+        return {"pending": self.pending}
+
+    def load(self, data: Any, codec: Codec) -> Callable[[], None]:
+        return partial(setattr, self, "pending", bool(data["pending"]))
+
+    def timer(self, fire: Callable[[], None], codec: Codec) -> list[Any]:
+        return ["clock"]
+
+    def read_timer(self, kind: str, data: list[Any], codec: Codec) -> Callable[[], None]:
+        if kind != "clock":
+            return super().read_timer(kind, data, codec)
+        return self.fire
+
 
 class JoinNode(Node):
     """A binary interval operator under one consumption policy; its two inputs are
@@ -426,6 +474,24 @@ class JoinNode(Node):
                 dropped += store.drop(partial(used, partner_floor))
         return dropped
 
+    def state(self, codec: Codec) -> Any:
+        return {
+            "left": codec.store(self.left),
+            "right": codec.store(self.right),
+            "stamp": codec.write(self._stamp),
+        }
+
+    def load(self, data: Any, codec: Codec) -> Callable[[], None]:
+        left, right = codec.buckets(data["left"]), codec.buckets(data["right"])
+        stamp = codec.read(data["stamp"])
+
+        def apply() -> None:
+            self.left.fill(left)
+            self.right.fill(right)
+            self._stamp = stamp
+
+        return apply
+
     def _refresh(self) -> None:
         # Stores holding "now"-only occurrences empty themselves once time moves on.
         now = self.runtime.now
@@ -435,268 +501,6 @@ class JoinNode(Node):
                 self.left.clear()
             if self._keep[1] in (NOW, POINT):
                 self.right.clear()
-
-
-class Blockers:
-    """Occurrences of a negated pattern per blocker key, in arrival (= end) order, with a
-    running maximum of their starts: "some blocker ends before T and starts after S" is one
-    binary search."""
-
-    __slots__ = ("_by_key", "size")
-
-    def __init__(self) -> None:
-        # blocker key -> (ends, running maximum of starts, starts)
-        self._by_key: dict[Any, tuple[list[Time], list[Time], list[Time]]] = {}
-        self.size = 0
-
-    def add(self, key: Any, start: Time, end: Time) -> None:
-        entry = self._by_key.get(key)
-        if entry is None:
-            self._by_key[key] = ([end], [start], [start])
-        else:
-            ends, maxima, starts = entry
-            ends.append(end)
-            maxima.append(start if start > maxima[-1] else maxima[-1])
-            starts.append(start)
-        self.size += 1
-
-    def between(self, key: Any, after: Time, before: Time, *, inclusive: bool = False) -> bool:
-        """Whether a blocker with this key starts after ``after`` (or at it, if inclusive)
-        and ends before ``before``."""
-        latest = self.latest_start(key, before)
-        return latest >= after if inclusive else latest > after
-
-    def latest_start(self, key: Any, before: Time) -> Time:
-        """The latest start of a blocker with this key that ends before ``before``
-        (-infinity if none)."""
-        entry = self._by_key.get(key)
-        if entry is None:
-            return -INF
-        ends, maxima, _ = entry
-        count = bisect_left(ends, before)
-        return maxima[count - 1] if count else -INF
-
-    def expire(self, cutoff: Time, *, strict: bool = True) -> int:
-        """Forget blockers that started before ``cutoff`` (or at it, unless ``strict``);
-        return how many."""
-        dropped = 0
-        for key in list(self._by_key):
-            ends, _, starts = self._by_key[key]
-            kept = [
-                (en, st)
-                for en, st in zip(ends, starts, strict=True)
-                if st > cutoff or (strict and st == cutoff)
-            ]
-            if len(kept) == len(ends):
-                continue
-            dropped += len(ends) - len(kept)
-            if not kept:
-                del self._by_key[key]
-                continue
-            maxima: list[Time] = []
-            for _, st in kept:
-                maxima.append(st if not maxima or st > maxima[-1] else maxima[-1])
-            self._by_key[key] = ([en for en, _ in kept], maxima, [st for _, st in kept])
-        self.size -= dropped
-        return dropped
-
-
-class NegationNode(Node):
-    """``NOT(n).[left, right]``: left SEQ right with no occurrence of n strictly between."""
-
-    __slots__ = (
-        "left",
-        "blockers",
-        "_bkey_out",
-        "_bkey_width",
-        "left_in",
-        "right_in",
-        "negated_in",
-    )
-
-    holds = True
-    wiring = (0, 2, 1)  # blockers first, then right before left (as for joins)
-
-    @property
-    def receivers(self) -> tuple[Emit, ...]:
-        return (self.negated_in, self.left_in, self.right_in)
-
-    def __init__(
-        self,
-        node_id: int,
-        runtime: Runtime,
-        left_key: Sequence[int],
-        right_key: Sequence[int],
-        right_rest: Sequence[int],
-        left_width: int,
-        blocker_key: Sequence[tuple[int, int]],
-        check: Callable[[Values], bool] | None,
-        window: Time | None,
-        policy: str,
-        tie_break: str,
-        provenance: bool = False,
-    ) -> None:
-        super().__init__(node_id, runtime)
-        self.left = make_store(policy, tie_break)
-        self.blockers = Blockers()
-        self._bkey_out = picker([o for o, _ in blocker_key])
-        negated_key = [n for _, n in blocker_key]
-        # how many leading (left) values the blocker key reads
-        self._bkey_width = max((o for o, _ in blocker_key), default=-1) + 1
-        self.left_in: Emit = define(
-            f"def left_in(v, s, e, w):\n    key = {key_expr('v', left_key)}\n"
-            + "\n".join(store_lines("store", "buckets", "(v, s, e, w)", policy, "    "))
-            + "\n",
-            "not left",
-            {"store": self.left, "buckets": self.left.buckets},
-        )
-        from_right = all(o >= left_width for o, _ in blocker_key)
-        self.right_in: Emit = define(
-            probes.negation_source(
-                right_key,
-                right_rest,
-                [o - left_width for o, _ in blocker_key] if from_right else None,
-                [o for o, _ in blocker_key],
-                window is not None,
-                check is not None,
-                policy,
-                provenance,
-            ),
-            f"not right/{policy}",
-            {
-                "node": self,
-                "store": self.left,
-                "buckets": self.left.buckets,
-                "latest_start": self.blockers.latest_start,
-                "check": check,
-                "window": window,
-                **probes.HELPERS,
-            },
-        )
-        self.negated_in: Emit = define(
-            f"def negated_in(v, s, e, w):\n    add({key_expr('v', negated_key)}, s, e)\n",
-            "not negated",
-            {"add": self.blockers.add},
-        )
-
-    def stores(self) -> tuple[Store, ...]:
-        return (self.left,)
-
-    def stored(self) -> int:
-        return self.left.size + self.blockers.size
-
-    def held(self) -> Time:
-        return self.left.earliest_start()
-
-    def expire(self, now: Time, floors: Sequence[Time]) -> int:
-        dropped = super().expire(now, floors)
-        # A stored left occurrence followed by a blocker that ends before any future right
-        # occurrence can start is blocked for good (when the blocker key is known from it).
-        between, key, width, right_floor = (
-            self.blockers.between,
-            self._bkey_out,
-            self._bkey_width,
-            floors[2],
-        )
-        dropped += self.left.drop(
-            lambda o: len(o[0]) >= width and between(key(o[0]), o[2], right_floor)
-        )
-        # A blocker matters only to a left occurrence that ended before it started. Future
-        # left occurrences end at `now` or later, so a blocker that started no later than
-        # every stored left occurrence's end (and `now`) can never block anything again.
-        earliest_end = now
-        for bucket in self.left.buckets.values():
-            for occurrence in bucket:
-                if occurrence[2] < earliest_end:
-                    earliest_end = occurrence[2]
-        return dropped + self.blockers.expire(earliest_end, strict=False)
-
-
-class GuardNode(Node):
-    """ETALIS's ``p CNOT q`` (no q inside p) and ``p FNOT q`` (no q ended before p ends).
-
-    FNOT without a memory bound needs only the earliest end of any q per key; with one (the
-    tightest enclosing window w) it keeps the ends of the last w time units.
-    """
-
-    __slots__ = (
-        "blockers",
-        "_ends",
-        "_bkey_in",
-        "_bkey_neg",
-        "_fnot",
-        "_memory",
-        "input_in",
-        "negated_in",
-    )
-
-    holds = True
-    wiring = (1, 0)  # blockers first
-
-    @property
-    def receivers(self) -> tuple[Emit, ...]:
-        return (self.input_in, self.negated_in)
-
-    def __init__(
-        self,
-        node_id: int,
-        runtime: Runtime,
-        op: str,
-        blocker_key: Sequence[tuple[int, int]],
-        memory: Time | None,
-    ) -> None:
-        super().__init__(node_id, runtime)
-        self.blockers = Blockers()
-        self._ends: dict[Any, list[Time]] = {}  # FNOT: ends of q per key, in end order
-        self._bkey_in = picker([i for i, _ in blocker_key])
-        self._bkey_neg = picker([n for _, n in blocker_key])
-        self._fnot = op == "fnot"
-        self._memory = memory
-        self.input_in = self._input
-        self.negated_in = self._negated
-
-    def stored(self) -> int:
-        return self.blockers.size + sum(len(e) for e in self._ends.values())
-
-    def _negated(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        key = self._bkey_neg(v)
-        if not self._fnot:
-            self.blockers.add(key, s, e)
-        elif key not in self._ends:
-            self._ends[key] = [e]
-        elif self._memory is not None:  # without a memory bound the first end is enough
-            self._ends[key].append(e)
-
-    def _input(self, v: Values, s: Time, e: Time, w: Any) -> None:
-        key = self._bkey_in(v)
-        if self._fnot:
-            ends = self._ends.get(key)
-            if ends:
-                oldest = bisect_left(ends, e - self._memory) if self._memory is not None else 0
-                if oldest < len(ends) and ends[oldest] < e:
-                    return
-        elif self.blockers.between(key, s, e, inclusive=True):
-            return
-        self.emit(v, s, e, w)
-
-    def expire(self, now: Time, floors: Sequence[Time]) -> int:
-        if self._fnot:
-            if self._memory is None:
-                return 0
-            cutoff = now - self._memory
-            dropped = 0
-            for key in list(self._ends):
-                ends = self._ends[key]
-                keep = bisect_left(ends, cutoff)
-                if keep:
-                    dropped += keep
-                    del ends[:keep]
-                    if not ends:
-                        del self._ends[key]
-            return dropped
-        # CNOT: a blocker counts for inputs that start no later than it does.
-        cutoff = floors[0] if self.horizon is None else max(floors[0], now - self.horizon)
-        return self.blockers.expire(cutoff)
 
 
 class UnionNode(Node):

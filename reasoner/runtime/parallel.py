@@ -144,7 +144,7 @@ class ParallelEngine:
         if explain:
             engines = [] if self._global is None else [self._global]
             if workers:
-                base = engines[0]._runtime.knowledge if engines else knowledge()
+                base = engines[0].knowledge if engines else knowledge()
                 engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
             self._rules = checkpoint.Derivations.of(*engines)
             self._explaining = engines
@@ -423,9 +423,7 @@ class ParallelEngine:
                 raise EngineError(f"no rule is labelled or derives {quoted(rule)}")
         new = Program(tuple(s for s in program.statements if s not in gone)) + added
         check_program(new)
-        check_conditions(
-            self._knowledge() if self._global is None else self._global._runtime.knowledge, new
-        )
+        check_conditions(self._knowledge() if self._global is None else self._global.knowledge, new)
         part = analyse(new, options["policy"])
         if workers:
             self._check_stages(program, new, part)

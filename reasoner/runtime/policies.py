@@ -49,6 +49,12 @@ class Store:
         self.buckets.clear()
         self.size = 0
 
+    def fill(self, buckets: dict[Any, list[Occurrence]]) -> None:
+        """Hold exactly ``buckets`` (a snapshot's; in place: generated probes hold the dict)."""
+        self.buckets.clear()
+        self.buckets.update(buckets)
+        self.size = sum(len(b) for b in buckets.values())
+
     def expire(self, cutoff: Time) -> int:
         """Drop occurrences that started before ``cutoff``; return how many."""
         return self.drop(lambda occ: occ[1] < cutoff)

@@ -34,6 +34,41 @@ from reasoner.runtime.events import Event
 Path = tuple[tuple[Any, int], ...]
 
 
+def stage_engine(
+    program: Program,
+    keep: Sequence[int] | None,
+    *,
+    marking: bool = False,
+    reads_keyed: bool = False,
+    **options: Any,
+) -> Engine:
+    """The engine of one stage of a partitioned program (the one place that chooses it, for
+    ``--workers``, Spark replay and Spark streaming alike).
+
+    Args:
+        program: the whole program.
+        keep: the indexes (into ``program.event_rules``) of the stage's rules; None: all of
+            them (an unpartitioned program: one engine).
+        marking: a keyed stage whose derivations the global stage reads: dispatches mark
+            their edges (:func:`positions`).
+        reads_keyed: the global stage reading what the keyed stage derives
+            (:class:`GlobalStage`).
+        options: ``knowledge`` and the options of :class:`~reasoner.runtime.engine.Engine`.
+    Returns:
+        The engine.
+
+    >>> from reasoner.language.loader import load_rules
+    >>> program = load_rules("c(X) <- a(X) SEQ b(X). d <- c(X).")
+    >>> type(stage_engine(program, (1,), reads_keyed=True)).__name__
+    'GlobalStage'
+    """
+    if keep is None:
+        return Engine(program, **options)
+    if reads_keyed:
+        return GlobalStage(program, keep, **options)
+    return StageEngine(program, keep, marking=marking, **options)
+
+
 class StageEngine(Engine):
     """An engine running the rules ``keep`` (indexes into ``program.event_rules``) of
     ``program``: the network and delivery ranks of the whole program, the other rules
@@ -46,11 +81,10 @@ class StageEngine(Engine):
         super().__init__(program, **options)
         kept = set(keep)
         rules = self.program.event_rules
-        changed = self._remove([rule for i, rule in enumerate(rules) if i not in kept])
+        wiring = self.wiring
+        wiring.rewire(wiring.remove([rule for i, rule in enumerate(rules) if i not in kept]))
         if marking:
-            self._marking = True
-            changed |= set(range(len(self._nodes))) - self._removed
-        self._rewire(changed)
+            wiring.mark_all()
 
     def change_stage(
         self, removed: Iterable[EventRule], added: Program, others: Iterable[EventRule]
@@ -60,19 +94,19 @@ class StageEngine(Engine):
         engine compiles it, then the added rules ``others`` (the other stage's) go again, so
         that the edges carry one engine's ranks, as when the stage was built."""
         gone = set(removed)
-        self._replace([r for r in self.program.event_rules if r in gone], added)
-        self._rewire(self._remove(others))
+        self.rule_changes.replace([r for r in self.program.event_rules if r in gone], added)
+        self.wiring.rewire(self.wiring.remove(others))
 
 
 def positions(engine: Engine, detections: Sequence[Event], root: Path = ()) -> list[Path]:
     """The position of each event the last push of a marking ``engine`` derived
     (``detections``, in derivation order), below ``root`` (the pushed event's)."""
-    routes = engine._routes
+    routes = engine.wiring.routes
     paths: list[Path] = []
     dispatched: deque[Path] = deque()  # the derived events the agenda dispatches, in order
     here = root
     first = True
-    for edge, n in engine._marks:
+    for edge, n in engine.sink.marks:
         if edge is None:  # a dispatch starts: the pushed event's, then the agenda's in order
             here = root if first else dispatched.popleft()
             first = False
@@ -100,38 +134,39 @@ class GlobalStage(StageEngine):
         """Process one input event (None: one this stage does not read, at ``time``) and
         what the keyed stage derived from it, ``(position, event)``; return what this stage
         derived. The caller has checked the input event (as :meth:`Engine.push` would)."""
+        sink, clock = self.sink, self.clock
         detected: list[Event] = []
-        self._detected = detected
-        if time > self._runtime.now:
-            self._advance(time)  # timers fire first, as before any event
+        sink.detected = detected
+        if time > self.now:
+            clock.advance(time)  # timers fire first, as before any event
         order = count()
         queue = [(len(p), p, next(order), e, None) for p, e in derived]
         heapq.heapify(queue)
-        seen, routes = self._seen, self._routes
+        seen, routes, counts = sink.seen, self.wiring.routes, sink.counts
         if root is not None:
-            self._counts["events_in"] += 1
+            counts["events_in"] += 1
             queue.append((0, (), -1, root, None))  # depth 0: first
             heapq.heapify(queue)
-        limit = self._max_derivations
+        limit = self.settings.max_derivations
         while queue:
             _, path, _, event, rule = heapq.heappop(queue)
             if rule is None:  # the input event or a keyed stage's event
                 if event in seen:
-                    self._counts["duplicates"] += 1
+                    counts["duplicates"] += 1
                     continue
                 seen.add(event)
             else:
                 limit -= 1
                 if limit < 0:
-                    self._agenda.clear()
-                    raise self._runaway(rule)
+                    sink.agenda.clear()
+                    raise clock.runaway(rule)
             receivers = routes.get((event[0], len(event[1])))
             if receivers:
                 self._dispatch(event, receivers, path, queue, order)
-        self._since_sweep += 1 + len(detected)
-        self._counts["detections"] += len(detected)
-        if self._deferred:
-            self._apply_deferred()
+        clock.since_sweep += 1 + len(detected)
+        counts["detections"] += len(detected)
+        if self.rule_changes.deferred:
+            self.rule_changes.apply_deferred()
         return detected
 
     def _dispatch(
@@ -144,10 +179,11 @@ class GlobalStage(StageEngine):
     ) -> None:
         """Dispatch ``event`` (at ``path``) to this stage's rules; queue what they derived
         that rules here read, at its position."""
-        marks, agenda, detected = self._marks, self._agenda, self._detected
+        sink = self.sink
+        marks, agenda, detected = sink.marks, sink.agenda, sink.detected
         marks.clear()
         _, args, start, end = event
-        why = event if self._provenance else None
+        why = event if self.settings.provenance else None
         for receive in receivers:
             receive(args, start, end, why)
         done = marks[0][1] if marks else len(detected)

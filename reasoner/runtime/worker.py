@@ -77,7 +77,7 @@ def work(
             elif kind == "check":
                 checked = message[1]
                 probe = StageEngine(
-                    program, keep, marking=marking, knowledge=engine._runtime.knowledge, **options
+                    program, keep, marking=marking, knowledge=engine.knowledge, **options
                 )
                 for change in changes:  # (the engine's network, as the rule changes made it)
                     probe.change_stage(*change)
@@ -109,9 +109,9 @@ def run_batch(
     and the batch goes on with the next event, as one engine goes on after it; without,
     the error is raised."""
     out: list[Derived] = []
-    new, clock, push = tuple.__new__, engine._runtime, engine.push
+    new, clock, push = tuple.__new__, engine.runtime, engine.push
     rules = checkpoint.Derivations.of(engine)
-    marking, marks = engine._marking, engine._marks
+    marking, marks = engine.wiring.marking, engine.sink.marks
     events, seq = iter(batch), -1
     while True:
         try:  # (once around the loop, resumed after a failing event: no cost per event)
