@@ -259,7 +259,7 @@ def _derivations(
     if not options.get("explain"):
         return None
     copy = StageEngine(
-        program, keyed, marking=False, knowledge=engine._runtime.knowledge, **options
+        program, keyed, marking=False, knowledge=engine.knowledge, **options
     )
     return Derivations.of(copy, engine)
 

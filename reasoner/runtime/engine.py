@@ -52,7 +52,9 @@ class Engine:
     """Detects complex events over a stream, one event at a time.
 
     Args:
-        rules: rule text, ``.event`` paths, or parsed programs.
+        rules: rule text, ``.event`` paths, or parsed programs; or a compiled program
+            (:meth:`of`: its options and knowledge, the other arguments but the actions
+            ignored).
         knowledge: the static knowledge WHERE conditions ask (default: the program's facts).
         policy: the consumption policy for every rule without its own:
             ``unrestricted``, ``recent`` or ``chronological``.
@@ -88,7 +90,7 @@ class Engine:
 
     def __init__(
         self,
-        rules: Rules,
+        rules: Rules | CompiledProgram,
         *,
         knowledge: Knowledge | None = None,
         policy: Policy = "unrestricted",
@@ -101,11 +103,18 @@ class Engine:
         action_output: TextIO | None = None,
         explain: bool = False,
     ) -> None:
-        options = EngineOptions(
-            policy, tie_break, max_derivations, lateness, max_span, provenance, explain
-        )
-        self._start(options, knowledge, actions, action_output)
-        self._run(compile_rules(rules, options, knowledge))
+        if isinstance(rules, CompiledProgram):  # (Engine.of)
+            compiled, own = rules, rules.own_facts
+            self._start(
+                compiled.options, None if own else compiled.knowledge, actions, action_output
+            )
+        else:
+            options = EngineOptions(
+                policy, tie_break, max_derivations, lateness, max_span, provenance, explain
+            )
+            self._start(options, knowledge, actions, action_output)
+            compiled = compile_rules(rules, options, knowledge)
+        self._run(compiled)
 
     @classmethod
     def of(
@@ -115,13 +124,10 @@ class Engine:
         actions: Mapping[str, Action] | None = None,
         action_output: TextIO | None = None,
     ) -> Engine:
-        """A new engine (one key's state) running ``compiled``, without parsing, checking or
-        compiling it again (:func:`~reasoner.runtime.program.compile_rules`)."""
-        engine = cls.__new__(cls)
-        own = compiled.own_facts
-        engine._start(compiled.options, None if own else compiled.knowledge, actions, action_output)
-        engine._run(compiled)
-        return engine
+        """A new engine (one key's state) running ``compiled`` with its options and knowledge,
+        without parsing, checking or compiling it again
+        (:func:`~reasoner.runtime.program.compile_rules`)."""
+        return cls(compiled, actions=actions, action_output=action_output)
 
     def _run(self, compiled: CompiledProgram) -> None:
         """Instantiate ``compiled`` (this engine runs no rules yet)."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import heapq
 import math
 import multiprocessing
 import pickle
@@ -45,9 +44,10 @@ from reasoner.modes import Policy, TieBreak
 from reasoner.runtime import checkpoint
 from reasoner.runtime.batches import OWNERS, Owners, acceptable, share
 from reasoner.runtime.engine import Engine, Stats
-from reasoner.runtime.events import Event, is_time, rejection
+from reasoner.runtime.events import Event, is_time
+from reasoner.runtime.intake import Intake
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
-from reasoner.runtime.stages import GlobalStage, Path, StageEngine
+from reasoner.runtime.stages import GlobalStage, Path, StageEngine, stage_engine
 from reasoner.runtime.worker import Derived, order_key, revive, work
 from reasoner.values import NUMBER_TYPES
 
@@ -111,30 +111,16 @@ class ParallelEngine:
         self._max_span = max_span
         self._span_limit = math.inf if max_span is None else max_span
         self._lateness = lateness
-        # The global remainder. The router applies the lateness bound; derived events may
-        # last longer than max_span (which only frees memory earlier).
-        # The keyed stage marks positions only when the global stage reads what it derives;
-        # else the global stage takes its input events as one engine does.
-        feeds = bool(self._reads & partitioning.keyed_types(program))
-        self._global: Engine | None = None
         own = knowledge is None
         if knowledge is None:  # the program's facts and Horn rules, evaluated once
             knowledge = cache(partial(program_knowledge, program))
             if workers:  # (before the workers fork: they inherit it)
                 knowledge()
         self._knowledge = knowledge  # (what change_rules checks the new rules against)
-        if not workers:  # one engine, owning the program's knowledge when none is given
-            self._global = Engine(program, knowledge=None if own else knowledge(), **options)
-        elif partitioning.remainder:
-            remainder, base = partitioning.remainder, knowledge()
-            global_options = {**options, "max_span": None}
-            self._global = (
-                GlobalStage(program, remainder, knowledge=base, **global_options)
-                if feeds
-                else StageEngine(
-                    program, remainder, marking=False, knowledge=base, **global_options
-                )
-            )
+        # The keyed stage marks positions only when the global stage reads what it derives;
+        # else the global stage takes its input events as one engine does.
+        feeds = bool(self._reads & partitioning.keyed_types(program))
+        self._global = self._global_stage(program, options, None if own else knowledge, feeds)
         # the keyed stage: the program, its rules' indexes, whether it marks positions
         stage = (program, partitioning.keyed, feeds)
         #: With explain: the rules of both stages (the keyed stage's first, at the places the
@@ -142,12 +128,7 @@ class ParallelEngine:
         self._rules: checkpoint.Derivations | None = None
         self._explaining: list[Engine] = []  # (the stages those rules are read from)
         if explain:
-            engines = [] if self._global is None else [self._global]
-            if workers:
-                base = engines[0].knowledge if engines else knowledge()
-                engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
-            self._rules = checkpoint.Derivations.of(*engines)
-            self._explaining = engines
+            self._explain(stage, options, knowledge)
         self._batch = batch
         self._identity = (program, options, lateness, workers)  # what a snapshot must match
         self._connections: list[Connection] = []
@@ -158,8 +139,6 @@ class ParallelEngine:
             self._start(stage, options, knowledge, self._reads)
         self._owners = Owners(max(workers, 1))
         self._now: Any = -math.inf  # the end of the last event taken
-        self._latest: Any = -math.inf
-        self._buffer: list[tuple[Any, int, Event]] = []  # the lateness heap
         self._seq = 0  # the sequence number of the first event of _chunk
         self._chunk: list[Event] = []  # the events taken, not sent yet
         #: the batches sent and not collected yet, oldest first: (until, the input events
@@ -167,8 +146,46 @@ class ParallelEngine:
         self._flight: deque[tuple[Any, list[tuple[int, Event]]]] = deque()
         self._pending: list[tuple[Any, Event]] = []  # (order key, detection) not final yet
         self._counts = {"events_in": 0, "detections": 0, "rejected": 0}
+        # checks, admission and the lateness buffer, as one engine's
+        self._intake = Intake(self._arities, max_span, lateness, self._counts)
         #: errors of events taken, not raised yet (see _report), in order
         self._errors: list[ReasonerError] = []
+
+    def _global_stage(
+        self,
+        program: Program,
+        options: dict[str, Any],
+        knowledge: Callable[[], Knowledge] | None,
+        feeds: bool,
+    ) -> Engine | None:
+        """The engine of the global remainder (all rules without workers; None: no global
+        rule). The router applies the lateness bound; derived events may last longer than
+        max_span (which only frees memory earlier)."""
+        partitioning = self.partitioning
+        if not self.workers:  # one engine, owning the program's knowledge when none is given
+            given = None if knowledge is None else knowledge()
+            return stage_engine(program, None, knowledge=given, **options)
+        if not partitioning.remainder:
+            return None
+        base = self._knowledge()
+        global_options = {**options, "max_span": None}
+        return stage_engine(
+            program, partitioning.remainder, reads_keyed=feeds, knowledge=base, **global_options
+        )
+
+    def _explain(
+        self,
+        stage: tuple[Program, tuple[int, ...], bool],
+        options: dict[str, Any],
+        knowledge: Callable[[], Knowledge],
+    ) -> None:
+        """Compile the keyed rules here too, to read the workers' derivations."""
+        engines = [] if self._global is None else [self._global]
+        if self.workers:
+            base = engines[0].knowledge if engines else knowledge()
+            engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
+        self._rules = checkpoint.Derivations.of(*engines)
+        self._explaining = engines
 
     # ------------------------------------------------------------------ workers
 
@@ -267,15 +284,10 @@ class ParallelEngine:
 
     def _push(self, event: Event) -> list[Event]:
         """:meth:`push` without raising the errors of the events it runs."""
+        intake = self._intake
         if self._lateness:
-            reason = rejection(event, self._now, self._arities, self._max_span, self._lateness)
-            if reason is not None:
-                self._counts["rejected"] += 1
-                raise EventError(reason, event)
-            self._counts["events_in"] += 1
-            heapq.heappush(self._buffer, (event.end, self._counts["events_in"], event))
-            self._latest = max(self._latest, event.end)
-            return self._release(self._latest - self._lateness)
+            intake.admit(event, self._now)
+            return self._release(intake.released)
         # The common case (an Event of a known arity, on time) checked inline, as the engine.
         if (
             type(event) is not Event
@@ -286,10 +298,7 @@ class ParallelEngine:
             or end - start > self._span_limit
             or len(event[1]) not in self._arities.get(event[0], (len(event[1]),))
         ):
-            reason = rejection(event, self._now, self._arities, self._max_span, 0)
-            if reason is not None:
-                self._counts["rejected"] += 1
-                raise EventError(reason, event)
+            intake.check(event, self._now)
         self._counts["events_in"] += 1
         self._now = event[3]
         self._chunk.append(event)
@@ -337,7 +346,7 @@ class ParallelEngine:
             raise EventError(f"time must be a non-negative number, not {time!r}")
         if time < self._now:
             raise EventError(f"cannot move the clock back from {self._now} to {time}")
-        if self._buffer:
+        if self._intake.buffer:
             raise EngineError("events wait in the lateness buffer: flush before advance")
         self._now = time
         self._send()
@@ -443,7 +452,7 @@ class ParallelEngine:
                 stages[0].change_stage(gone, added, others)
                 self._rules = checkpoint.Derivations.of(*stages)
             self.partitioning, self._keys, self._reads = part, part.key_positions(), set(part.reads)
-        self._arities = event_arities(new)
+        self._arities = self._intake.arities = event_arities(new)
         self._identity = (new, options, lateness, workers)
         vars(self).pop("_fingerprint", None)  # (the previous program's)
 
@@ -481,8 +490,7 @@ class ParallelEngine:
 
     def _release(self, up_to: Any) -> list[Event]:
         out: list[Event] = []
-        while self._buffer and self._buffer[0][0] <= up_to:
-            event = heapq.heappop(self._buffer)[2]
+        for event in self._intake.due(up_to):
             self._now = event[3]
             self._chunk.append(event)
             if len(self._chunk) >= self._batch:
@@ -637,9 +645,9 @@ class ParallelEngine:
             if self._global is None
             else checkpoint.snapshot(self._global, self._rules).decode("utf-8"),
             "now": encode(self._now),
-            "latest": encode(self._latest),
+            "latest": encode(self._intake.latest),
             "seq": self._seq,
-            "buffer": [[encode(end), n, encode(e)] for end, n, e in self._buffer],
+            "buffer": [[encode(end), n, encode(e)] for end, n, e in self._intake.buffer],
             "pending": [encode(d, self._rules) for _, d in self._pending],
             "counts": self._counts,
         }
@@ -677,8 +685,8 @@ class ParallelEngine:
             # (checks before it changes anything)
             checkpoint.restore(self._global, own.encode("utf-8"), self._rules)
         self._ask(("restore",))
-        self._buffer, self._pending = buffer, pending
-        self._now, self._latest, self._seq = now, latest, seq
+        self._intake.buffer[:], self._pending = buffer, pending
+        self._now, self._intake.latest, self._seq = now, latest, seq
         self._counts.update(counts)
 
     def _process_all(self) -> None:

@@ -243,11 +243,11 @@ def test_a_removed_rule_leaves_the_shared_nodes_of_the_others() -> None:
 def test_removing_cancels_timers_and_windows() -> None:
     engine = Engine("s(R) <- aggregate(sum(V), reading(V), R, time(4)). t <- 10 SEQ b.")
     engine.push(Event.at("reading", (2,), 1))
-    assert len(engine._runtime.timers) == 2  # the reading leaving the window; 10
+    assert len(engine.runtime.timers) == 2  # the reading leaving the window; 10
     engine.remove_rules("s")
-    assert len(engine._runtime.timers) == 1
+    assert len(engine.runtime.timers) == 1
     engine.remove_rules("t")
-    assert (engine._runtime.timers, engine.stored()) == ([], 0)
+    assert (engine.runtime.timers, engine.stored()) == ([], 0)
     assert _names(engine.advance(20)) == []
 
 

@@ -166,7 +166,7 @@ def test_fused_functions_do_what_their_calls_did(bodies: list[list[Any]]) -> Non
 
 def test_the_ticker_network_is_one_function_per_event_type() -> None:
     engine = Engine(TICKER, policy="chronological", max_span=0)
-    dispatch = engine._routes[("stock", 3)][0]
+    dispatch = engine.wiring.routes[("stock", 3)][0]
     source = generated_source(dispatch)
     assert source is not None
     # the two SEQ probes, their WHERE tests and the ce1/ce2 heads are inlined ...
@@ -211,9 +211,9 @@ def test_replayed_dispatchers_are_those_a_fresh_fusion_writes() -> None:
     replays = {source: len(known) for source, known in inline_module._fused.items()}
     second = Engine(TICKER, policy="chronological")
     assert {s: len(k) for s, k in inline_module._fused.items()} == replays  # nothing new
-    for route, receivers in first._routes.items():
+    for route, receivers in first.wiring.routes.items():
         assert list(map(generated_source, receivers)) == list(
-            map(generated_source, second._routes[route])
+            map(generated_source, second.wiring.routes[route])
         )
     events = [
         Event.at("stock", (c, 100 + 30 * (t % 2), 5), t) for t in range(6) for c in ("GO", "MS")

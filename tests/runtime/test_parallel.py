@@ -302,7 +302,7 @@ def test_a_global_stage_the_keyed_stage_does_not_feed_takes_input_events_directl
         for workers in (1, 2):
             with ParallelEngine(rules, workers=workers, policy=policy, batch=3) as engine:
                 assert engine.partitioning.keyed == (0,)
-                assert type(engine._global) is StageEngine and not engine._global._marking
+                assert type(engine._global) is StageEngine and not engine._global.wiring.marking
                 assert list(engine.run(stream)) == expected
 
 
