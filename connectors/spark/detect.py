@@ -94,7 +94,7 @@ def detect(
         ReasonerError: as the engine raises it (e.g. runaway recursion).
     """
     engine, blank = _engine(stage)
-    if engine.rule_changes.made:  # (actions changed its rules: a state from before needs anew)
+    if engine.rule_changes.made:  # (actions changed its rules: a new engine for the state)
         del _engines[stage.fingerprint]
         engine, blank = _engine(stage)
     engine.restore(blank if state is None else state)

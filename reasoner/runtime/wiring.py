@@ -24,6 +24,7 @@ from reasoner.runtime.inline import inline
 from reasoner.runtime.nodes import Node, Runtime, SourceNode, dispatcher
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.sink import Sink
+from reasoner.values import Time
 
 Callback = Callable[[Event], None]
 
@@ -49,7 +50,7 @@ class Wiring:
         options: EngineOptions,
         runtime: Runtime,
         sink: Sink,
-        actions: Mapping[str, Action],
+        actions: Mapping[tuple[str, int] | str, Action],
     ) -> None:
         self.options = options
         self.runtime = runtime
@@ -76,7 +77,7 @@ class Wiring:
         self.feed_lists: list[Sequence[int]] = []
         self.input_lists: list[tuple[int, ...]] = []
         self.keepers: list[int] = []
-        self.sweep_every: float = math.inf
+        self.sweep_every: Time = math.inf
         # an alarm's timer rings: its event derived as the rule's head derives one
         self.ring = build_ring(self)
 
