@@ -39,6 +39,8 @@ class Clock:
         self.runtime = wiring.runtime
         self.sink = wiring.sink
         self.provenance = wiring.options.provenance
+        # (the sink's set, queue and counters, read on every event: never replaced)
+        self.seen, self.agenda, self.counts = self.sink.seen, self.sink.agenda, self.sink.counts
         self.deferred = deferred
         self.after = after
         self.last_sweep: Time = -math.inf
@@ -50,8 +52,7 @@ class Clock:
         """Process one checked event (``receivers``: its sources'): the clock moves to its
         end, it is dispatched, and the agenda drained into the sink's ``detected``."""
         name, args, start, end = event
-        sink = self.sink
-        detected = sink.detected
+        detected = self.sink.detected
         already = len(detected)
         runtime = self.runtime
         fresh = False  # whether nothing happened yet at this time point
@@ -61,22 +62,22 @@ class Clock:
             else:
                 self.tick(end)
                 fresh = True
-        seen = sink.seen
+        seen = self.seen
         if not fresh and event in seen:
-            sink.counts["duplicates"] += 1
+            self.counts["duplicates"] += 1
         else:
             seen.add(event)
             if receivers:
                 why = event if self.provenance else None
                 for receive in receivers:
                     receive(args, start, end, why)
-                if sink.agenda:
+                if self.agenda:
                     self.drain()
         # the event and its detections are work a sweep can pay for
         new = len(detected) - already
         self.since_sweep += 1 + new
         if new:
-            sink.counts["detections"] += new
+            self.counts["detections"] += new
         if self.deferred:  # (rule changes asked for by callbacks or actions)
             self.after()
 
@@ -103,7 +104,7 @@ class Clock:
 
     def tick(self, time: Time) -> None:
         self.runtime.now = time
-        self.sink.seen.clear()
+        self.seen.clear()
         self.ticks += 1
         # Sweep every half window, and every few thousand time points in any case (negation
         # nodes free blockers no stored occurrence can use, windows or not); but only once
@@ -120,7 +121,7 @@ class Clock:
     def drain(self) -> None:
         """Dispatch the agenda's derived events to their receivers, FIFO (at most
         ``max_derivations`` of them, the guard against runaway recursion)."""
-        agenda, trace = self.sink.agenda, self.provenance
+        agenda, trace = self.agenda, self.provenance
         limit = self.wiring.options.max_derivations
         while agenda:
             event, receivers, rule = agenda.popleft()

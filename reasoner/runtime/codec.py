@@ -45,7 +45,7 @@ class Derivations:
         knowledge of the first."""
         if not engines or not engines[0].settings.explain:
             return None
-        infos = tuple(info for e in engines for info in e.rule_infos())
+        infos = tuple(info for e in engines for info in e.wiring.rule_infos())
         places = {id(info): place for place, info in enumerate(infos)}
         return Derivations(infos, places, engines[0].knowledge)
 

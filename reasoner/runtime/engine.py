@@ -104,10 +104,9 @@ class Engine:
         explain: bool = False,
     ) -> None:
         if isinstance(rules, CompiledProgram):  # (Engine.of)
-            compiled, own = rules, rules.own_facts
-            self._start(
-                compiled.options, None if own else compiled.knowledge, actions, action_output
-            )
+            given = None if rules.own_facts else rules.knowledge
+            self._start(rules.options, given, actions, action_output)
+            compiled = rules
         else:
             options = EngineOptions(
                 policy, tie_break, max_derivations, lateness, max_span, provenance, explain
@@ -151,12 +150,14 @@ class Engine:
         self._lateness = options.lateness
         self._sink = Sink()
         runtime = self._runtime = Runtime(knowledge if knowledge is not None else FactBase())
-        table = action_table(actions, action_output, self._rule_action)
+        # (ETALIS's rule-changing actions: made once the event is processed)
+        table = action_table(actions, action_output, lambda n, t: self._changes.action(n, t))
         wiring = self._wiring = Wiring(options, runtime, self._sink, table)
         self._changes = RuleChanges(wiring, own_facts=knowledge is None)
         self._clock = Clock(wiring, self._changes.deferred, self._changes.apply_deferred)
         self._intake = Intake(wiring.arity, options.max_span, options.lateness, self._sink.counts)
-        self._routes = wiring.routes
+        self._routes, self._process = wiring.routes, self._clock.process  # (read per push)
+        self._counts = self._sink.counts
         # input events no rule reads, by name (counted off the hot path: they have no route)
         self._unread: Counter[str] = Counter()
 
@@ -200,9 +201,6 @@ class Engine:
         nothing: the whole change is checked before anything is removed."""
         self._changes.change_rules(removed, added)
 
-    def _rule_action(self, name: str, text: str) -> None:
-        self._changes.action(name, text)
-
     @property
     def rule_changes(self) -> RuleChanges:
         """The engine's rule changes: those its actions made (``made``), the program before
@@ -215,34 +213,32 @@ class Engine:
         snapshot module and the parallel stages)."""
         return self._wiring
 
+    # The engine's parts (the snapshot module, the stages and the workers read them).
+
     @property
     def clock(self) -> Clock:
-        """What runs checked events: dispatch, the clock, garbage collection."""
+        """Dispatch, the clock, garbage collection."""
         return self._clock
 
     @property
     def sink(self) -> Sink:
-        """Where generated heads put what they derive (seen, agenda, detected, counts)."""
+        """What generated heads write to."""
         return self._sink
 
     @property
     def intake(self) -> Intake:
-        """The engine's checks and lateness buffer."""
+        """Checks and the lateness buffer."""
         return self._intake
 
     @property
     def runtime(self) -> Runtime:
-        """The clock, the timers and the knowledge version nodes read."""
+        """The time, the timers and the knowledge nodes read."""
         return self._runtime
 
     @property
     def knowledge(self) -> Knowledge:
         """The knowledge the conditions ask now."""
         return self._runtime.knowledge
-
-    def rule_infos(self) -> tuple[Any, ...]:
-        """With explain: each rule in use's RuleInfo, in the order of the rules in use."""
-        return self._wiring.rule_infos()
 
     def options(self) -> dict[str, Any]:
         """The options the engine was built with (what a snapshot must agree on)."""
@@ -305,11 +301,10 @@ class Engine:
             or (receivers := self._routes.get((event[0], len(event[1])))) is None
         ):
             return self._push_checked(event)
-        sink = self._sink
-        sink.counts["events_in"] += 1
+        self._counts["events_in"] += 1
         detected: list[Event] = []
-        sink.detected = detected
-        self._clock.process(event, receivers)
+        self._sink.detected = detected
+        self._process(event, receivers)
         return detected
 
     def _push_checked(self, event: Event) -> list[Event]:
