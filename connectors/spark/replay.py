@@ -258,9 +258,7 @@ def _derivations(
     :class:`~reasoner.runtime.parallel.ParallelEngine` reads its workers'."""
     if not options.get("explain"):
         return None
-    copy = StageEngine(
-        program, keyed, marking=False, knowledge=engine.knowledge, **options
-    )
+    copy = StageEngine(program, keyed, marking=False, knowledge=engine.knowledge, **options)
     return Derivations.of(copy, engine)
 
 

@@ -91,18 +91,22 @@ class SlidingWindow:
         data: dict[str, Any], function: str, window: tuple[str, Time] | None, codec: Codec
     ) -> SlidingWindow:
         """A window holding what :meth:`state` wrote (ValueError, KeyError... if malformed)."""
-        r = codec.read
         w = SlidingWindow(function, window)
-        w.items = deque((int(q), r(v), r(s), r(e)) for q, v, s, e in data["items"])
-        w.total = r(data["total"])
-        w.squares = float(r(data["squares"]))
-        w.lows = deque((r(v), int(q)) for v, q in data["lows"])
-        w.highs = deque((r(v), int(q)) for v, q in data["highs"])
-        w.starts = deque((r(s), int(q)) for s, q in data["starts"])
-        w.pending = [(r(v), r(s), r(e)) for v, s, e in data["pending"]]
-        w.pending_time = r(data["pending_time"])
-        w._next = int(data["next"])  # noqa: SLF001 (its own class, being built)
+        w.read(data, codec)
         return w
+
+    def read(self, data: dict[str, Any], codec: Codec) -> None:
+        """Take what :meth:`state` wrote (a new window's)."""
+        r = codec.read
+        self.items = deque((int(q), r(v), r(s), r(e)) for q, v, s, e in data["items"])
+        self.total = r(data["total"])
+        self.squares = float(r(data["squares"]))
+        self.lows = deque((r(v), int(q)) for v, q in data["lows"])
+        self.highs = deque((r(v), int(q)) for v, q in data["highs"])
+        self.starts = deque((r(s), int(q)) for s, q in data["starts"])
+        self.pending = [(r(v), r(s), r(e)) for v, s, e in data["pending"]]
+        self.pending_time = r(data["pending_time"])
+        self._next = int(data["next"])
 
     def settle(self, now: Time) -> int:
         """Commit the pending occurrences of earlier time points, then drop what has left a
