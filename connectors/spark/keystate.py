@@ -1,21 +1,26 @@
-"""Partition keys' detection across micro-batches, their state kept as plain values.
+"""Key groups' detection across micro-batches: one live engine per key group, its state in
+Spark's state store.
 
-Spark's state store holds, per key, a :class:`KeyState`: the engine's snapshot
-(:mod:`reasoner.runtime.checkpoint`), the events waiting for the watermark, a counter giving
-each event its arrival number, and whether the key's input wrote ISO-8601 times. In each
-micro-batch :meth:`KeyDetector.step` restores the engine, takes the key's new events (those
-ending before the watermark are *late*: reported with their reason, never processed), runs
-every waiting event the watermark has passed in the order one engine would (by end, then
-arrival), moves the clock to the watermark (time points, windows closing) and snapshots
-the engine again. The watermark is the latest end of the earlier micro-batches less the
-allowed lateness, the same for every key, so each key's engine sees its events exactly as
-the single engine of ``reasoner run --lateness`` does (docs/scale-out.md).
+Keys are hashed into a fixed number of *key groups*, and Spark calls the stateful function
+once per group and micro-batch (a call costs milliseconds whatever it does). Each group runs
+its keys in one :class:`GroupState`: an engine holding every key of the group (the rules are
+keyed, so keys never meet, as in the one engine of ``reasoner run``), the events waiting for
+the watermark, the next arrival number and the keys whose input wrote ISO-8601 times.
 
-Spark calls a stateful function once per group and per micro-batch, at a cost of milliseconds
-per call whatever the function does; so keys are hashed into a fixed number of *key groups*
-and :func:`step_group` steps, within one group, the keys that have new events or are due
-(their next waiting event or timer reached by the watermark), leaving the others' state as
-it was: a key sees the same calls as it would in a group of its own.
+:meth:`GroupDetector.step` takes the group's new events (those ending before the watermark
+are *late*: reported with their reason, never processed), runs every waiting event the
+watermark has passed in the order one engine would (by end, then arrival) and moves the
+clock to the watermark (time points, windows closing). The watermark is the latest end of
+the earlier micro-batches less the allowed lateness, the same for every group, so each key
+sees its events exactly as the single engine of ``reasoner run --lateness`` does
+(docs/scale-out.md).
+
+Spark's state of a group is one row (:data:`GROUP_STATE`): a *stamp* naming this write, the
+waiting events and bookkeeping as JSON (with the state format and the program's
+fingerprint), and the engine's snapshot (:mod:`reasoner.runtime.checkpoint`).
+:mod:`connectors.spark.live` keeps the group's live state in the Python worker that wrote
+it; a worker that finds another stamp (another worker wrote it, a restart, a batch run
+again) restores the group from the row: :meth:`GroupDetector.load`.
 """
 
 from __future__ import annotations
@@ -30,74 +35,116 @@ from operator import itemgetter
 from typing import Any
 
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Stage, derivations, detect, next_timer
+from connectors.spark.detect import Stage, new_engine
 from connectors.spark.runs import formatted_run
+from connectors.spark.sources import Keys
+from reasoner.errors import ReasonerError, SnapshotError
 from reasoner.runtime.checkpoint import decode, encode
+from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.worker import revive
 from reasoner.values import Time
 
 #: The kinds of rows a step outputs: detections (a sorted run of them), a late event or a
-#: rejected line (``{"file", "line", "reason"}``), and the number of events taken.
-DETECTION, LATE, REJECT, EVENTS = "detection", "late", "reject", "events"
+#: rejected line (``{"file", "line", "reason"}``), the number of events taken, and whether
+#: the group's live state was reused ("1") or restored from the state store ("0").
+DETECTION, LATE, REJECT, EVENTS, REUSED = "detection", "late", "reject", "events", "reused"
 
-#: A row of input: file, line, the event as snapshot JSON, whether its file wrote ISO times.
-Row = tuple[str, int, str, bool]
+#: A row of input: file, line, key, the event as snapshot JSON, whether its file wrote ISO
+#: times.
+Row = tuple[str, int, str, str, bool]
 #: A row of output: kind, text, and for detections their run: ``(order key, JSON line)`` pairs
 #: in the defined order, pickled.
 Output = tuple[str, str, bytes | None]
 
-#: Spark's state of a key group: ``keys``, JSON of ``[key, size, pending, arrivals, iso, due]``
-#: per key in key order (``size``: of its engine snapshot, -1 for none; ``due``: the time,
-#: as snapshot JSON, by which it must be stepped without new events, or null), and
-#: ``engines``, the keys' snapshots one after the other. (Spark 4.3's Python worker cannot
-#: read a state schema with arrays.)
-GROUP_STATE = "keys string, engines binary"
+#: Spark's state of a key group: ``stamp`` (this write's name), ``meta`` (JSON: ``format``,
+#: ``program`` (the stage's fingerprint), ``arrivals``, ``iso`` (keys), ``pending``
+#: (``[end, arrival, event]`` per waiting event)) and ``engine`` (the engine's snapshot).
+GROUP_STATE = "stamp string, meta string, engine binary"
+
+#: The format of the state rows this version writes (and the only one it reads).
+FORMAT = 3
+
+
+class StateError(ReasonerError):
+    """A key group's state in the state store that this program cannot resume: corrupt, of
+    another format version or of another program."""
 
 
 @dataclass(slots=True)
-class KeyState:
-    """What Spark keeps for one key between micro-batches (all plain values)."""
+class GroupState:
+    """A key group's live state (see the module doc)."""
 
-    engine: bytes | None  # None: a blank engine
-    pending: list[list[Any]] = field(default_factory=list)  # [end, arrival, event]
+    engine: Engine
+    #: waiting events: (end, arrival, event, its snapshot JSON)
+    pending: list[tuple[Time, int, Event, str]] = field(default_factory=list)
     arrivals: int = 0
-    iso: bool = False
+    iso: set[str] = field(default_factory=set)
 
 
-class KeyDetector:
-    """Steps keys through micro-batches with the engine a Python worker keeps for ``stage``
-    (:func:`connectors.spark.detect.detect`: compiled once, restored per key).
+class GroupDetector:
+    """Steps key groups through micro-batches.
 
     Args:
-        stage: the rules (the whole program: a key runs every rule), options and knowledge.
+        stage: the rules (the whole program: every key runs every rule), options, knowledge.
         lateness: the allowed lateness (for the messages of late events).
+        keys: how events are keyed (to write each detection in its key's time style).
+        where: the checkpoint folder, named in errors.
+
+    >>> from reasoner.language.parser import parse
+    >>> detector = GroupDetector(Stage(parse("c(K) <- a(K) SEQ b(K)."), ()), 0, Keys((), True))
+    >>> group = detector.new()
+    >>> a, b = '["e","a",["t",1],1,1]', '["e","b",["t",1],2,2]'  # (events as snapshot JSON)
+    >>> rows = [("f", 1, "", a, False), ("f", 2, "", b, False)]
+    >>> detector.step(group, rows, 0)  # (both wait for the watermark: due at 1)
+    ([('events', '2', None)], 1)
+    >>> out, due = detector.step(group, [], 2)
+    >>> pickle.loads(out[0][2])[0][1]
+    '{"name":"c","args":[1],"start":1,"end":2}\\n'
     """
 
-    def __init__(self, stage: Stage, lateness: Time) -> None:
+    def __init__(self, stage: Stage, lateness: Time, keys: Keys, where: str = "") -> None:
         self.stage = stage
         self.lateness = lateness
+        self.keys = keys
+        self.where = where
+
+    def new(self) -> GroupState:
+        """A new group's state (a blank engine)."""
+        return GroupState(new_engine(self.stage))
 
     def step(
-        self, state: KeyState | None, rows: Iterable[Row], watermark: Time
-    ) -> tuple[list[Output], list[Event], KeyState, Time | None]:
-        """One micro-batch of a key: its new ``rows``, at ``watermark``.
+        self, group: GroupState, rows: Iterable[Row], watermark: Time
+    ) -> tuple[list[Output], Time | None]:
+        """One micro-batch of a group (changed in place): its new ``rows``, at ``watermark``.
 
         Returns:
-            the output rows (late events, the number of events taken), the detections, the
-            new state, and the time by which the key must be called again without input
-            (the next waiting event or timer; None: none).
+            the output rows (late events, the number of events taken, the detections as one
+            sorted run), and the time by which the group must be called again without input
+            (its next waiting event or timer; None: none).
         """
+        out = self._take(group, rows, watermark)
+        ready = sorted((item for item in group.pending if item[0] <= watermark), key=_order)
+        group.pending = [item for item in group.pending if item[0] > watermark]
+        detections = _run(group.engine, [item[2] for item in ready], watermark)
+        if detections:
+            run = self._formatted(group, detections)
+            out.append((DETECTION, str(len(run)), pickle.dumps(run, pickle.HIGHEST_PROTOCOL)))
+        due = [item[0] for item in group.pending]
+        timer = group.engine.next_timer
+        if timer is not None:
+            due.append(timer)
+        return out, min(due, default=None)
+
+    def _take(self, group: GroupState, rows: Iterable[Row], watermark: Time) -> list[Output]:
+        """The new rows: late ones reported, the others waiting (numbered as they arrive, in
+        file and line order)."""
         out: list[Output] = []
-        pending = [] if state is None else state.pending
-        arrivals = 0 if state is None else state.arrivals
-        iso = state is not None and state.iso
         taken = 0
-        for file, line, text, row_iso in sorted(rows):
-            data = json.loads(text)
-            event = decode(data)
+        for file, line, key, text, iso in sorted(rows, key=_place):
+            event = decode(json.loads(text))
             taken += 1
-            iso = iso or row_iso
+            if iso:
+                group.iso.add(key)
             if event.end < watermark:
                 reason = (
                     f"late: ends at {show(event.end)}, before the watermark {show(watermark)} "
@@ -106,93 +153,104 @@ class KeyDetector:
                 )
                 out.append((LATE, record(file, line, reason), None))
                 continue
-            pending.append([encode(event.end), arrivals, data])
-            arrivals += 1
+            group.pending.append((event.end, group.arrivals, event, text))
+            group.arrivals += 1
         if taken:
             out.append((EVENTS, str(taken), None))
-        ready: list[tuple[Any, int, Event]] = []
-        waiting: list[list[Any]] = []
-        for item in pending:
-            end = decode(item[0])
-            if end <= watermark:
-                ready.append((end, item[1], decode(item[2])))
-            else:
-                waiting.append(item)
-        ready.sort(key=lambda r: r[:2])
-        derived, snapshot = detect(
-            self.stage,
-            [(arrival, event) for _, arrival, event in ready],
-            watermark,
-            None if state is None else state.engine,
-            keep_state=True,
-        )
-        assert snapshot is not None
-        rules = derivations(self.stage)  # (with explain: the derivations' rules)
-        detections = [revive(d, rules) for _, plain, _ in derived for d in plain]
-        due = [decode(item[0]) for item in waiting]
-        timer = next_timer(self.stage)
-        if timer is not None:
-            due.append(timer)
-        return out, detections, KeyState(snapshot, waiting, arrivals, iso), min(due, default=None)
+        return out
 
-
-def step_group(
-    detector: KeyDetector,
-    state: tuple[Any, ...] | None,
-    rows: dict[str, list[Row]],
-    watermark: Time,
-) -> tuple[list[Output], tuple[str, bytes], Time | None]:
-    """One micro-batch of a key group: each key with new ``rows`` or due at ``watermark`` is
-    stepped (:meth:`KeyDetector.step`), the others are kept as they are. The group's
-    detections are one output row: their JSON lines as ``reasoner run`` writes them (ISO
-    times when the key's input had them) with their order keys, sorted, pickled.
-
-    Args:
-        detector: steps one key.
-        state: the group's state row (:data:`GROUP_STATE`), None for a new group.
-        rows: the new rows per key.
-        watermark: the micro-batch's watermark.
-
-    Returns:
-        the output rows, the new state row, and when the group must be called again without
-        input (its keys' earliest due time; None: never).
-    """
-    keys: dict[str, tuple[KeyState, Any]] = {}  # key -> its state, when due (JSON)
-    if state is not None:
-        listed, engines = json.loads(state[0]), bytes(state[1])
-        at = 0
-        for key, size, pending, arrivals, iso, due in listed:
-            engine = None if size < 0 else engines[at : at + size]
-            at += max(size, 0)
-            keys[key] = (KeyState(engine, pending, arrivals, iso), due)
-    out: list[Output] = []
-    run: list[tuple[Any, str]] = []  # (order key, JSON line) per detection
-    for key in sorted(rows.keys() | keys.keys()):
-        kept = keys.get(key)
-        new = rows.get(key, [])
-        if not new and kept is not None:
-            due = decode(kept[1])
-            if due is None or due > watermark:
-                continue
-        produced, detections, after, due = detector.step(
-            None if kept is None else kept[0], new, watermark
-        )
-        out += produced
-        run += formatted_run(detections, TimeStyle(iso=after.iso))
-        keys[key] = (after, encode(due))
-    listed, chunks, dues = [], [], []
-    for key in sorted(keys):
-        key_state, due = keys[key]
-        engine = key_state.engine
-        size = -1 if engine is None else len(engine)
-        listed.append([key, size, key_state.pending, key_state.arrivals, key_state.iso, due])
-        chunks.append(engine or b"")
-        dues.append(decode(due))
-    row = (json.dumps(listed, separators=(",", ":")), b"".join(chunks))
-    if run:
+    def _formatted(self, group: GroupState, detections: list[Event]) -> list[tuple[Any, str]]:
+        """The detections as ``reasoner run`` writes them (ISO times for the keys whose input
+        had them), with their order keys, in the defined order."""
+        if not group.iso:
+            return formatted_run(detections, TimeStyle())
+        key = self.keys.key
+        iso = [d for d in detections if key(d) in group.iso]
+        plain = [d for d in detections if key(d) not in group.iso]
+        run = formatted_run(iso, TimeStyle(iso=True)) + formatted_run(plain, TimeStyle())
         run.sort(key=itemgetter(0))  # (stable: each key's detections keep their order)
-        out.append((DETECTION, str(len(run)), pickle.dumps(run, pickle.HIGHEST_PROTOCOL)))
-    return out, row, min((d for d in dues if d is not None), default=None)
+        return run
+
+    def dump(self, group: GroupState, stamp: str) -> tuple[str, str, bytes]:
+        """The group's state row (:data:`GROUP_STATE`), named ``stamp``."""
+        pending = ",".join(f"[{_write(encode(e))},{n},{text}]" for e, n, _, text in group.pending)
+        head = {
+            "format": FORMAT,
+            "program": self.stage.fingerprint,
+            "arrivals": group.arrivals,
+            "iso": sorted(group.iso),
+        }
+        meta = _write(head)[:-1] + f',"pending":[{pending}]}}'
+        return stamp, meta, group.engine.snapshot()
+
+    def load(self, row: tuple[Any, ...], group: int, engine: Engine | None) -> GroupState:
+        """The state of key group ``group`` from its state row, restored into ``engine`` (a
+        reused engine of this stage; None: a new one).
+
+        Raises:
+            StateError: the row is corrupt, of another format or of another program.
+        """
+        try:
+            meta = json.loads(row[1])
+            found = meta.get("format") if isinstance(meta, dict) else None
+            if found != FORMAT:
+                raise StateError(f"is of another state format ({found!r}; this version: {FORMAT})")
+            if meta.get("program") != self.stage.fingerprint:
+                raise StateError("was written by another program (or other engine options)")
+            pending = [(decode(e), int(n), decode(d), _write(d)) for e, n, d in meta["pending"]]
+            state = GroupState(
+                self._restored(bytes(row[2]), engine), pending, int(meta["arrivals"])
+            )
+            state.iso = {str(k) for k in meta["iso"]}
+        except StateError as error:
+            raise self._error(group, str(error)) from None
+        except (SnapshotError, ValueError, TypeError, KeyError, IndexError) as error:
+            raise self._error(group, f"is corrupt ({error})") from None
+        return state
+
+    def _restored(self, snapshot: bytes, engine: Engine | None) -> Engine:
+        """``engine`` (or a new one) holding ``snapshot``; an engine whose rules its actions
+        changed otherwise than the snapshot's is replaced by a new one."""
+        if engine is not None:
+            try:
+                engine.restore(snapshot)
+                return engine
+            except SnapshotError:
+                pass
+        engine = new_engine(self.stage)
+        engine.restore(snapshot)
+        return engine
+
+    def _error(self, group: int, reason: str) -> StateError:
+        return StateError(
+            f"{self.where}: the state of key group {group} {reason}: this checkpoint cannot be "
+            "resumed by these rules; resume it with the rules and version that wrote it, or "
+            "start a new checkpoint folder (--checkpoint)"
+        )
+
+
+def _run(engine: Engine, events: list[Event], watermark: Time) -> list[Event]:
+    """Push ``events`` (in order) and move the clock to ``watermark``; the detections, in
+    the order they were derived."""
+    detections: list[Event] = []
+    for event in events:
+        if event.end > engine.now:  # (timers due before the event fire first)
+            detections += engine.advance(event.end)
+        detections += engine.push(event)
+    if watermark > engine.now:
+        detections += engine.advance(watermark)
+    return detections
+
+
+_order = itemgetter(0, 1)  # a waiting event's end, then arrival
+
+
+def _place(row: Row) -> tuple[str, int]:
+    return row[0], row[1]
+
+
+#: ``json.dumps`` with the snapshots' settings (compact).
+_write = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def record(file: str, line: int, reason: str) -> str:
@@ -212,6 +270,6 @@ def from_millis(ms: int) -> Time:
 
 
 def timeout_millis(time: Time) -> int:
-    """The event-time timeout (milliseconds) that calls a key once the watermark reaches
+    """The event-time timeout (milliseconds) that calls a group once the watermark reaches
     ``time`` (Spark calls it when the watermark passes the timeout)."""
     return math.ceil(time * 1000) - 1

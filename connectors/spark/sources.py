@@ -12,16 +12,23 @@ group by it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from connectors.events.inputs import open_events
 from connectors.events.rejects import InputFormatError, Position, Rejected
 from connectors.events.times import TimeStyle
+from reasoner.errors import ReasonerError
 from reasoner.runtime.batches import key_text
 from reasoner.runtime.checkpoint import encode
 from reasoner.runtime.events import Event
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: The group of a program that does not partition, and the group rejected lines pass through.
 WHOLE, REJECTS = "", "\0rejects"
@@ -29,8 +36,18 @@ WHOLE, REJECTS = "", "\0rejects"
 #: What Spark's timestamps and pandas hold: event times (seconds) below this are accepted.
 LAST_TIME = 4_500_000_000  # 2112-08-07
 
-#: The columns of a parsed row (a rejected line has no event and a reason).
-SCHEMA = "key string, file string, line int, event string, reason string, iso boolean, end_us long"
+#: The columns of a parsed row (a rejected line has no event and a reason) and their types.
+_COLUMNS = (
+    ("key", "string"),
+    ("file", "string"),
+    ("line", "int"),
+    ("event", "string"),
+    ("reason", "string"),
+    ("iso", "boolean"),
+    ("end_us", "long"),
+)
+#: Those columns as a Spark schema.
+SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS)
 
 ParsedRow = tuple[str, str, int, str | None, str | None, bool, int]
 
@@ -57,6 +74,57 @@ def local_path(uri: str) -> str:
     """A file URI as Spark gives it, as a path for messages (other schemes kept)."""
     parsed = urlparse(uri)
     return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def arrow_schema() -> pa.Schema:
+    """:data:`SCHEMA` as an Arrow schema (for Arrow batches of parsed rows).
+
+    >>> arrow_schema().field("line").type
+    DataType(int32)
+    """
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int": pa.int32(), "boolean": pa.bool_(), "long": pa.int64()}
+    return pa.schema([(name, types[kind]) for name, kind in _COLUMNS])
+
+
+class SourceError(ReasonerError):
+    """A file of the source folder that changed after Spark listed it."""
+
+
+def listed_rows(
+    uri: str, size: int, listed: datetime, fmt: str, keys: Keys, arities: dict[str, set[int]]
+) -> list[ParsedRow]:
+    """The rows of a file (:func:`file_rows`) as Spark listed it: ``size`` bytes, modified
+    at ``listed`` (checked before and after reading, for a local file).
+
+    Raises:
+        SourceError: the file changed since it was listed (written in place, not renamed in).
+    """
+    file = local_path(uri)
+    local = urlparse(uri).scheme in ("", "file")
+    if local:
+        _check_listed(file, size, listed)
+    rows = list(file_rows(uri, fmt, keys, arities))
+    if local:
+        _check_listed(file, size, listed)
+    return rows
+
+
+def _check_listed(file: str, size: int, listed: datetime) -> None:
+    try:
+        found = os.stat(file)
+    except OSError:
+        return  # (file_rows reports an unreadable file as a rejected line)
+    if listed.tzinfo is None:
+        listed = listed.replace(tzinfo=UTC)
+    listed_ms = round(listed.timestamp() * 1000)
+    if found.st_size != size or found.st_mtime_ns // 1_000_000 != listed_ms:
+        raise SourceError(
+            f"{file}: changed after it was taken into a micro-batch ({size} bytes listed, "
+            f"{found.st_size} now): write files aside and rename them into the source "
+            "folder, so that none is read half-written"
+        )
 
 
 def file_rows(uri: str, fmt: str, keys: Keys, arities: dict[str, set[int]]) -> Iterator[ParsedRow]:

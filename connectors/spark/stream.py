@@ -6,10 +6,12 @@ The query (docs/scale-out.md, "Spark"):
    worker reads it with the reader of ``reasoner run`` (:mod:`connectors.spark.sources`);
 2. the event time is an event-time watermark with the allowed lateness as its delay;
 3. the events are grouped by partition key value, the keys hashed into :data:`KEY_GROUPS`
-   key groups, and each group runs its keys' engines with ``applyInPandasWithState``: per
-   key, the engine's snapshot and the events waiting for the watermark are in the group's
-   state in Spark's state store, and an event-time timeout calls a group again when the
-   watermark reaches a key's next waiting event or timer (:mod:`connectors.spark.keystate`);
+   key groups, and each group runs its keys in one engine with ``applyInPandasWithState``:
+   the engine's snapshot and the events waiting for the watermark are the group's state in
+   Spark's state store, the Python worker that wrote it keeps it live for the next
+   micro-batch (:mod:`connectors.spark.live`), and an event-time timeout calls a group again
+   when the watermark reaches its next waiting event or timer
+   (:mod:`connectors.spark.keystate`);
 4. ``foreachBatch`` writes each micro-batch's detections, late events and rejected lines
    (``{"file", "line", "reason"}``, as ``reasoner spark replay`` writes its rejects) to files
    named by the batch id, atomically, and publishes the detections to the SPARQL
@@ -37,22 +39,31 @@ from typing import TYPE_CHECKING, Any
 
 from connectors.events.jsonl import read_jsonl
 from connectors.events.refresh import Refresher
-from connectors.spark.detect import Stage, use_knowledge
+from connectors.spark import live
+from connectors.spark.detect import Stage
 from connectors.spark.keystate import (
     DETECTION,
     EVENTS,
     GROUP_STATE,
     LATE,
     REJECT,
-    KeyDetector,
+    REUSED,
+    GroupDetector,
     Row,
+    StateError,
     from_millis,
     record,
-    step_group,
     timeout_millis,
 )
 from connectors.spark.runs import merge_runs
-from connectors.spark.sources import REJECTS, SCHEMA, Keys, file_rows
+from connectors.spark.sources import (
+    REJECTS,
+    SCHEMA,
+    Keys,
+    SourceError,
+    arrow_schema,
+    listed_rows,
+)
 from connectors.spark.versions import PROPERTY, Versions, current
 from reasoner.aside import write_aside
 from reasoner.compiler.partition import analyse
@@ -63,6 +74,7 @@ from reasoner.values import Time
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming.state import GroupState
 
@@ -82,10 +94,11 @@ KEY_GROUPS = 64
 _REJECTS_GROUP = -1
 
 #: The file of a checkpoint recording its state's layout, and this version's layout (keys named
-#: by :func:`reasoner.runtime.batches.key_text`, hashed into :data:`KEY_GROUPS` groups): a
-#: checkpoint of another layout, or an older one without the file, would orphan its keys' state.
+#: by :func:`reasoner.runtime.batches.key_text`, hashed into :data:`KEY_GROUPS` groups, each
+#: group's keys in one engine): a checkpoint of another layout, or an older one without the
+#: file, would orphan or misread its keys' state.
 LAYOUT_FILE = "reasoner-layout"
-LAYOUT = f"spark stream state 2: keys by key_text, {KEY_GROUPS} key groups\n"
+LAYOUT = f"spark stream state 3: keys by key_text, {KEY_GROUPS} key groups of one engine\n"
 
 #: Where each kind of output goes under ``--out`` (folder, file suffix).
 FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
@@ -93,9 +106,9 @@ FOLDERS = {DETECTION: "detections", LATE: "late", REJECT: "rejects"}
 
 @dataclass(frozen=True)
 class Job:
-    """What every Python worker needs: the stage to run per key, how to read and group, and
-    the folder of the knowledge versions (:mod:`connectors.spark.versions`; None: the
-    program's own facts and Horn rules)."""
+    """What every Python worker needs: the stage to run per key group, how to read and
+    group, the folder of the knowledge versions (:mod:`connectors.spark.versions`; None:
+    the program's own facts and Horn rules) and the checkpoint folder (for messages)."""
 
     stage: Stage
     fmt: str
@@ -103,6 +116,11 @@ class Job:
     keys: Keys
     arities: tuple[tuple[str, tuple[int, ...]], ...]
     knowledge: str | None = None
+    checkpoint: str = ""
+
+    def detector(self) -> GroupDetector:
+        """The job's key group detector."""
+        return GroupDetector(self.stage, self.lateness, self.keys, self.checkpoint)
 
 
 def make_job(program: Program, *, fmt: str, lateness: Time, options: dict[str, Any]) -> Job:
@@ -131,19 +149,31 @@ def with_knowledge(job: Job, folder: Path) -> Job:
 # ---------------------------------------------------------------- on the workers
 
 
-def _parse(job: Job) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    def parse(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        import pandas as pd
+def _parse(job: Job) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
 
         arities = {name: set(a) for name, a in job.arities}
-        columns = ["key", "file", "line", "event", "reason", "iso", "end_us"]
-        for frame in frames:
+        schema = arrow_schema()
+        for batch in batches:
+            files = zip(*(batch.column(c).to_pylist() for c in _LISTED), strict=True)
             rows = [
-                row for uri in frame["path"] for row in file_rows(uri, job.fmt, job.keys, arities)
+                row
+                for uri, size, listed in files
+                for row in listed_rows(uri, size, listed, job.fmt, job.keys, arities)
             ]
-            yield pd.DataFrame(rows, columns=columns)
+            columns = zip(*rows, strict=True) if rows else ([] for _ in schema)
+            arrays = [pa.array(c, f.type) for c, f in zip(columns, schema, strict=True)]
+            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     return parse
+
+
+#: The columns of a parsed row a key group takes (:data:`~connectors.spark.keystate.Row`).
+_ROW = ("file", "line", "key", "event", "iso")
+
+#: The columns of the file source a worker reads: the path, and the size and time listed.
+_LISTED = ("path", "length", "modificationTime")
 
 
 def _detect(
@@ -155,25 +185,26 @@ def _detect(
         import pandas as pd
 
         columns = ["kind", "text", "run"]
-        if key[0] == _REJECTS_GROUP:
+        group = int(key[0])
+        if group == _REJECTS_GROUP:
             text = _rejected(frames)
             yield pd.DataFrame({"kind": REJECT, "text": text, "run": None}, columns=columns)
             return
-        rows: dict[str, list[Row]] = {}
+        rows: list[Row] = []
         for frame in frames:
-            for k, f, n, e, i in frame[["key", "file", "line", "event", "iso"]].itertuples(
-                index=False
-            ):
-                rows.setdefault(k, []).append((f, int(n), e, bool(i)))
-        before = tuple(state.get) if state.exists else None
+            rows += zip(*(frame[c].tolist() for c in _ROW), strict=True)
         watermark = from_millis(state.getCurrentWatermarkMs())
-        if job.knowledge is not None:  # the micro-batch's version, before any key's events
-            use_knowledge(job.stage, current(job.knowledge))
-        detector = KeyDetector(job.stage, job.lateness)
-        out, after, due = step_group(detector, before, rows, watermark)
-        state.update(after)
+        detector = job.detector()
+        live_state, reused = live.take(detector, group, tuple(state.get) if state.exists else None)
+        if job.knowledge is not None:  # the micro-batch's version, before any of its events
+            live_state.engine.use_knowledge(current(job.knowledge))
+        out, due = detector.step(live_state, rows, watermark)
+        stamp = live.stamp()
+        state.update(detector.dump(live_state, stamp))
         if due is not None:
             state.setTimeoutTimestamp(timeout_millis(due))
+        live.keep(detector, group, stamp, live_state)
+        out.append((REUSED, "1" if reused else "0", None))
         yield pd.DataFrame(out, columns=columns)
 
     return detect
@@ -203,7 +234,15 @@ class Sink:
     publish: Callable[[Sequence[Event]], None] | None
     versions: Versions | None = None  # picks each micro-batch's knowledge version
     counts: dict[str, int] = field(
-        default_factory=lambda: {EVENTS: 0, DETECTION: 0, LATE: 0, REJECT: 0, "batches": 0}
+        default_factory=lambda: {
+            EVENTS: 0,
+            DETECTION: 0,
+            LATE: 0,
+            REJECT: 0,
+            "batches": 0,
+            "group_steps": 0,
+            REUSED: 0,
+        }
     )
     published: set[int] = field(default_factory=set)
 
@@ -220,6 +259,9 @@ class Sink:
         for kind, text, run in frame.collect():
             if kind == EVENTS:
                 self.counts[EVENTS] += int(text)
+            elif kind == REUSED:  # (one per key group stepped)
+                self.counts["group_steps"] += 1
+                self.counts[REUSED] += int(text)
             elif kind == DETECTION:
                 kinds[kind].append(iter(pickle.loads(run)))
             else:
@@ -269,8 +311,8 @@ def build_query(
     reader = spark.readStream.format("binaryFile").schema(_FILES)
     if files_per_batch is not None:
         reader = reader.option("maxFilesPerTrigger", files_per_batch)
-    files = reader.load(source).select("path")  # (the contents are not read)
-    parsed = files.mapInPandas(_parse(job), SCHEMA)
+    files = reader.load(source).select(*_LISTED)  # (the contents are not read)
+    parsed = files.mapInArrow(_parse(job), SCHEMA)
     delay_ms = SHIFT * 1000 + round(job.lateness * 1000)
     timed = parsed.withColumn(
         "time", F.timestamp_micros(F.col("end_us") + F.lit(SHIFT * 1_000_000))
@@ -309,6 +351,7 @@ def run_stream(
     ``refresh_every`` seconds and on SIGHUP, as ``reasoner run`` refreshes it, each
     micro-batch using one version (:mod:`connectors.spark.versions`)."""
     check_layout(Path(checkpoint))
+    job = replace(job, checkpoint=str(Path(checkpoint).absolute()))
     if partitions is not None:
         spark = spark.newSession()  # (its own SQL settings; the same Spark context)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
@@ -372,7 +415,18 @@ def _run(
     try:
         query.awaitTermination()
     except StreamingQueryException as error:
-        raise ReasonerError(f"the streaming query failed: {error}") from error
+        raise ReasonerError(_failure(str(error))) from error
     finally:
         if query.isActive:  # interrupted (Ctrl-C)
             query.stop()
+
+
+def _failure(message: str) -> str:
+    """The message of a failed query: a worker's :class:`~connectors.spark.keystate.StateError`
+    or :class:`~connectors.spark.sources.SourceError` as it was raised, else Spark's."""
+    for line in message.splitlines():
+        for error in (StateError, SourceError):
+            name = f"{error.__module__}.{error.__name__}: "
+            if name in line:
+                return line[line.index(name) + len(name) :]
+    return f"the streaming query failed: {message}"
