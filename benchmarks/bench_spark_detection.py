@@ -23,13 +23,16 @@ shuffled by key + ``mapPartitions`` that replay uses, and the grouped-pandas ``a
 walks, one quote per company per time unit) written as ``--files`` JSON-lines files, taken one
 file per micro-batch (``available-now``) by the query on local Spark (``--master``, default
 ``local[2]``), through a per-company rise within 10 time units and a moving average over 5.
-Reported: events/s over the whole query, the micro-batches' latency (Spark's
-``triggerExecution`` time of each batch with data: p50, p99, max), and the state per key (the
-state store's memory over the companies: a key's engine snapshot and waiting events, kept in
-the rows of the key groups), with Spark's
-default state store or RocksDB (``--rocksdb``). The detections are checked equal to one
-engine's over all files. Spark's start is not timed. Then the keyed step alone, in this
-process: the CPU time per key and micro-batch (restore, the key's events, snapshot).
+Per size (``--companies``, default 1,000 and 20,000; ``--files`` default 8 micro-batches of
+10,000 quotes per 1,000 companies): events/s over the whole query (and per CPU second of the
+driver, the JVM and the Python workers), the micro-batches' latency (Spark's
+``triggerExecution`` time of each batch with data: p50, p99, max), how many key group steps
+found their live state in the worker (restoring nothing), and the state per key (the state
+store's memory over the companies), with Spark's default state store or RocksDB
+(``--rocksdb``); beside it ``reasoner run`` over the same files in a subprocess (its start
+included), whose detections must equal the query's. Spark's start is not timed. Then the
+keyed step alone, in this process: the CPU time per micro-batch of stepping every key group
+and writing its state row, with the live state and with the state restored first.
 
 The machine may be shared: the load average is printed, and events per CPU second are the
 numbers to compare when wall times are stretched by other people's work. Peak memory: the
@@ -37,10 +40,12 @@ driver's, the JVM's, and the largest Python worker's.
 
     python benchmarks/bench_spark_detection.py                 # replay at 200, 800, 2,000
                                                                # stations x 2 days; streaming
-                                                               # 1,000 companies x 20 files
+                                                               # 1,000, 20,000 companies x 8 files
     python benchmarks/bench_spark_detection.py --quick         # a smoke run of both
     python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2 --no-kernels
                                                        # the bar: 288,000 readings
+    python benchmarks/bench_spark_detection.py --only streaming --companies 1000
+                                                       # the bar: 8 micro-batches of 10,000
     python benchmarks/bench_spark_detection.py --only streaming --rocksdb
 """
 
@@ -310,14 +315,14 @@ def _write(folder: Path, number: int, events: list[Any]) -> None:
     os.utime(target, (1_700_000_000 + number, 1_700_000_000 + number))
 
 
-def streaming(args: argparse.Namespace) -> dict[str, Any]:
-    """The streaming part: the query over the ticker's files, one per micro-batch."""
+def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
+    """The streaming part at ``companies``: the query over the ticker's files, one per
+    micro-batch, then ``reasoner run`` over the same files; the detections compared."""
     from connectors.spark.session import get_session
-    from connectors.spark.stream import Sink, build_query, make_job
+    from connectors.spark.stream import FOLDERS, Sink, build_query, make_job
     from reasoner.language.parser import parse
-    from reasoner.runtime.engine import Engine
 
-    files = quotes(args.companies, args.files, args.per_file)
+    files = quotes(companies, args.files, args.per_file)
     events = sum(len(f) for f in files)
     spark = get_session(master=args.master).newSession()
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
@@ -338,66 +343,112 @@ def streaming(args: argparse.Namespace) -> dict[str, Any]:
             .trigger(availableNow=True)
             .start()
         )
-        started = time.perf_counter()
+        cpu0, started = _tree_cpu(os.getpid()), time.perf_counter()
         query.awaitTermination()
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, _tree_cpu(os.getpid()) - cpu0
         progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
         latencies = sorted(p["durationMs"]["triggerExecution"] / 1000 for p in progress)
         state = query.lastProgress["stateOperators"][0]
-        detections = sink.counts["detection"]
-    engine = Engine(TICKER_RULES)
-    expected = sum(len(engine.push(e)) for batch in files for e in batch)
-    assert detections == expected, (detections, expected)
+        found = sorted(
+            line
+            for path in (base / "out" / FOLDERS["detection"]).glob("batch-*.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+        run = run_reasoner(base, sorted(source.iterdir()))
+    equal = found == run.pop("lines")
     return {
         "workload": "streaming",
         "state_store": "rocksdb" if args.rocksdb else "hdfs",
-        "companies": args.companies,
+        "companies": companies,
         "files": args.files,
         "events": events,
-        "detections": detections,
+        "detections": len(found),
+        "equal": equal,
         "seconds": round(elapsed, 2),
         "events_per_s": round(events / elapsed),
+        "events_per_cpu_s": round(events / cpu),
         "batches": len(latencies),
         "latency_p50_s": round(statistics.median(latencies), 3),
         "latency_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
         "latency_max_s": round(latencies[-1], 3),
-        "state_keys": args.companies,
+        "group_steps": sink.counts["group_steps"],
+        "live_reused": sink.counts["reused"],  # (group steps that restored nothing)
+        "state_keys": companies,
         "state_groups": state["numRowsTotal"],  # (the key groups holding the keys' state)
-        "state_bytes_per_key": round(state["memoryUsedBytes"] / args.companies),
+        "state_bytes_per_key": round(state["memoryUsedBytes"] / companies),
+        "reasoner_run": run,
     }
 
 
-def key_steps(files: list[list[Any]]) -> dict[str, Any]:
-    """The keyed step of the streaming query in one process, without Spark: the CPU time of
-    every key's :meth:`~connectors.spark.keystate.KeyDetector.step` per micro-batch (restore,
-    the events the watermark passed, snapshot), as a Python worker runs it. Checked against
-    one engine over the same events (those of the last file still wait for the watermark)."""
+def run_reasoner(base: Path, files: list[Path]) -> dict[str, Any]:
+    """``reasoner run`` over ``files`` in a subprocess (its start included): wall and CPU
+    seconds, events/s, and its detections' lines, sorted."""
+    out, rules = base / "run.jsonl", base / "ticker.event"
+    rules.write_text(TICKER_RULES, encoding="utf-8")
+    argv = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--output", str(out)]
+    for f in files:
+        argv += ["--events", str(f)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = sorted(out.read_text(encoding="utf-8").splitlines())
+    events = sum(1 for f in files for _ in f.open(encoding="utf-8"))
+    return {
+        "seconds": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "events_per_s": round(events / wall),
+        "events_per_cpu_s": round(events / cpu),
+        "lines": lines,
+    }
+
+
+def group_steps(files: list[list[Any]]) -> dict[str, Any]:
+    """The keyed step of the streaming query in one process, without Spark: the CPU time
+    per micro-batch of stepping every key group (64, the keys hashed here by Python) and
+    writing its state row, with the live state kept (as the worker that wrote it does) and
+    with the state restored from its row first (as another worker does). Checked against
+    one engine over the same events (those of the last file still wait)."""
     from connectors.spark.detect import Stage
-    from connectors.spark.keystate import KeyDetector, KeyState
+    from connectors.spark.keystate import DETECTION, GroupDetector
+    from connectors.spark.sources import Keys
+    from connectors.spark.stream import KEY_GROUPS
     from reasoner.language.parser import parse
     from reasoner.runtime.checkpoint import encode
     from reasoner.runtime.engine import Engine
 
-    detector = KeyDetector(Stage(parse(TICKER_RULES), ()), 0)
-    states: dict[Any, KeyState] = {}
-    watermark: Any = float("-inf")  # the latest end of the earlier micro-batches
-    spent, steps, detections = 0.0, 0, 0
-    for number, batch in enumerate(files):
-        rows: dict[Any, list[Any]] = {}
-        for line, e in enumerate(batch, 1):
-            text = json.dumps(encode(e))
-            rows.setdefault(e.args[0], []).append((f"{number:05d}.jsonl", line, text, False))
-        began = time.process_time()  # (CPU time: the machine may be shared)
-        for key, key_rows in rows.items():
-            _, found, states[key], _ = detector.step(states.get(key), key_rows, watermark)
-            detections += len(found)
-        spent += time.process_time() - began
-        steps += len(rows)
-        watermark = batch[-1].end
-    engine = Engine(TICKER_RULES)
+    program = parse(TICKER_RULES)
+    detector = GroupDetector(Stage(program, ()), 0, Keys(((("quote", 2), 0),), False))
+    found: dict[str, Any] = {}
+    engine = Engine(program)
     expected = sum(len(engine.push(e)) for batch in files[:-1] for e in batch)
-    assert detections == expected, (detections, expected)
-    return {"key_step_cpu_ms": round(spent / steps * 1e3, 3), "key_steps": steps}
+    for way in ("live", "restored"):
+        states: dict[int, Any] = {}
+        watermark: Any = 0  # the latest end of the earlier micro-batches
+        spent, detections = 0.0, 0
+        for number, batch in enumerate(files):
+            rows: dict[int, list[Any]] = {}
+            for line, e in enumerate(batch, 1):
+                row = (f"{number:05d}.jsonl", line, e.args[0], json.dumps(encode(e)), False)
+                rows.setdefault(hash(e.args[0]) % KEY_GROUPS, []).append(row)
+            began = time.process_time()  # (CPU time: the machine may be shared)
+            for group, group_rows in rows.items():
+                state = states.get(group) or detector.new()
+                if way == "restored" and group in states:
+                    state = detector.load(detector.dump(state, "s"), group, state.engine)
+                out, _ = detector.step(state, group_rows, watermark)
+                detector.dump(state, "s")
+                states[group] = state
+                detections += sum(int(text) for kind, text, _ in out if kind == DETECTION)
+            spent += time.process_time() - began
+            watermark = batch[-1].end
+        assert detections == expected, (way, detections, expected)
+        found[f"group_step_{way}_ms_per_batch"] = round(spent / len(files) * 1e3, 1)
+    return found
 
 
 def projection(row: dict[str, Any]) -> dict[int, float]:
@@ -509,8 +560,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-kernels", action="store_true", help="skip the keyed stage's two ways"
     )
     streaming_args = parser.add_argument_group("streaming")
-    streaming_args.add_argument("--companies", type=int, default=1000)
-    streaming_args.add_argument("--files", type=int, default=20)
+    streaming_args.add_argument("--companies", type=int, nargs="+", default=[1000, 20000])
+    streaming_args.add_argument("--files", type=int, default=8)
     streaming_args.add_argument("--per-file", type=int, default=10, help="time units per file")
     streaming_args.add_argument("--partitions", type=int, default=2, help="the state's partitions")
     streaming_args.add_argument(
@@ -518,7 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.quick:
-        args.companies, args.files = 20, 4
+        args.companies, args.files = [20], 4
     found: dict[str, Any] = {}
     equal = True
     if args.only != "streaming":
@@ -527,12 +578,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         found["replay"] = replay(sizes, days, not args.no_kernels)
         equal = all(r["equal"] for r in found["replay"]["sizes"])
     if args.only != "replay":
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        row = streaming(args)
-        row.update(key_steps(quotes(args.companies, args.files, args.per_file)))
-        row["driver_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        print(json.dumps(row))
-        found["streaming"] = [row]
+        found["streaming"] = []
+        for companies in args.companies:
+            print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            row = streaming(args, companies)
+            row.update(group_steps(quotes(companies, args.files, args.per_file)))
+            row["driver_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            print(json.dumps(row))
+            found["streaming"].append(row)
+            equal = equal and row["equal"]
     if args.json:
         args.json.write_text(json.dumps(found, indent=1), encoding="utf-8")
     return 0 if equal else 1

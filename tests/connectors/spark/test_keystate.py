@@ -1,6 +1,7 @@
-"""One key's detection across micro-batches (no Spark: the micro-batches are simulated as
-Spark runs them) gives the single engine's detections, and reports late events exactly; the
-sink writes and publishes each micro-batch once."""
+"""Key groups' detection across micro-batches (no Spark: the micro-batches are simulated as
+Spark runs them, each group's state live or restored from its state row) gives the single
+engine's detections, and reports late events exactly; a state row that cannot be resumed is
+refused; the sink writes and publishes each micro-batch once."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import pickle
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,14 +19,17 @@ from hypothesis import strategies as st
 
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
+from connectors.spark import live
 from connectors.spark.detect import Stage
 from connectors.spark.keystate import (
     DETECTION,
     EVENTS,
     LATE,
-    KeyDetector,
+    GroupDetector,
+    GroupState,
+    Row,
+    StateError,
     from_millis,
-    step_group,
     timeout_millis,
 )
 from connectors.spark.runs import formatted_run
@@ -48,32 +53,37 @@ PROGRAMS = [
 
 
 def simulate(
-    program: str, policy: str, batches: list[list[Event]], lateness: int
-) -> tuple[list[Event], list[dict[str, object]]]:
+    program: str, policy: str, batches: list[list[Event]], lateness: int, restores: list[bool]
+) -> tuple[list[str], list[dict[str, object]]]:
     """Run the batches as Spark runs the query: the watermark is the latest end of the
     earlier batches less the lateness (never below 0), the keys are in two key groups (the
     stocks' keys in one, the tick's in the other), each group with new events or a due
-    timeout is stepped, and one batch without data follows the last."""
+    timeout is stepped, and one batch without data follows the last. A group's state is
+    the live one, or restored from its state row when ``restores[batch]`` (another worker)."""
     parsed = parse(program)
     partitioning = analyse(parsed, policy)
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder))
-    detector = KeyDetector(Stage(parsed, (("policy", policy),)), lateness)
-    states: dict[str, tuple[str, bytes]] = {}
-    due: dict[str, object] = {}
+    detector = GroupDetector(Stage(parsed, (("policy", policy),)), lateness, keys, "ck")
+    states: dict[int, GroupState] = {}
+    due: dict[int, object] = {}
     watermark, latest = 0, -math.inf
     detections: list[str] = []
     late: list[dict[str, object]] = []
     for number, batch in enumerate([*batches, []]):
-        rows: dict[str, dict[str, list[tuple[str, int, str, bool]]]] = {}
+        rows: dict[int, list[Row]] = {}
         for line, event in enumerate(batch, 1):
-            row = (f"batch{number}", line, json.dumps(encode(event)), False)
             key = keys.key(event)
-            rows.setdefault(str(len(key) % 2), {}).setdefault(key, []).append(row)
+            row = (f"batch{number}", line, key, json.dumps(encode(event)), False)
+            rows.setdefault(len(key) % 2, []).append(row)
         called = set(rows) | {g for g, t in due.items() if t is not None and t <= watermark}
         for group in sorted(called):
-            out, states[group], due[group] = step_group(
-                detector, states.get(group), rows.get(group, {}), watermark
-            )
+            state = states.get(group)
+            if state is None:
+                state = states[group] = detector.new()
+            elif restores[number]:
+                row = detector.dump(state, "stamp")
+                state = states[group] = detector.load(row, group, None)
+            out, due[group] = detector.step(state, rows.get(group, []), watermark)
             runs = [pickle.loads(run) for kind, _, run in out if kind == DETECTION]
             detections += [line for run in runs for _, line in run]
             late += [json.loads(text) for kind, text, _ in out if kind == LATE]
@@ -112,15 +122,16 @@ def batched_streams(draw: st.DrawFn) -> list[list[Event]]:
     policy=st.sampled_from(["unrestricted", "recent", "chronological"]),
     batches=batched_streams(),
     lateness=st.integers(0, 3),
+    restores=st.lists(st.booleans(), min_size=6, max_size=6),
 )
 def test_micro_batches_give_the_single_engines_detections(
-    program: str, policy: str, batches: list[list[Event]], lateness: int
+    program: str, policy: str, batches: list[list[Event]], lateness: int, restores: list[bool]
 ) -> None:
     # A trailing event far ahead moves the watermark past everything, as the end of the
     # single engine's stream (its flush) does.
     tail = Event("tick", (), 100, 100)
     batches = [*batches[:-1], [*batches[-1], tail]]
-    detections, late = simulate(program, policy, batches, lateness)
+    detections, late = simulate(program, policy, batches, lateness, restores)
     # Independently: late are the events ending before the watermark of their batch.
     expected_late, accepted, latest = [], [], -math.inf
     for number, batch in enumerate(batches):
@@ -142,18 +153,86 @@ def test_micro_batches_give_the_single_engines_detections(
     assert sorted(detections) == sorted(buffer.getvalue().splitlines(keepends=True))
 
 
-def test_a_key_is_called_again_at_its_next_waiting_event_or_timer() -> None:
-    detector = KeyDetector(Stage(parse(PROGRAMS[0]), ()), 2)
-    rows = [("f", 1, json.dumps(encode(Event("stock", ("A", 3, 1), 4, 4))), False)]
-    out, detections, state, due = detector.step(None, rows, 0)
-    assert (out, detections) == ([(EVENTS, "1", None)], [])
-    assert due == 4  # the event waits for the watermark
-    out, detections, state, due = detector.step(state, [], 4)
+def test_a_group_is_called_again_at_its_next_waiting_event_or_timer() -> None:
+    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 2, Keys((), True))
+    group = detector.new()
+    rows = [("f", 1, "A", json.dumps(encode(Event("stock", ("A", 3, 1), 4, 4))), False)]
+    assert detector.step(group, rows, 0) == ([(EVENTS, "1", None)], 4)  # it waits
+    out, due = detector.step(group, [], 4)
     # released: an average at 4, then the next thing to do is the time point 25 (and the
     # average's window closing at 4 + 5 comes first)
-    assert (out, detections) == ([], [Event("avg", ("A", 3), 4, 4)])
+    assert [line for kind, _, run in out if kind == DETECTION for _, line in pickle.loads(run)] == [
+        '{"name":"avg","args":["A",3],"start":4,"end":4}\n'
+    ]
     assert due == 9
-    assert state.pending == []
+    assert group.pending == []
+
+
+def _row(detector: GroupDetector) -> tuple[str, str, bytes]:
+    """The state row of a group that took two events, one of them still waiting."""
+    group = detector.new()
+    for line, (time, watermark) in enumerate([(4, 0), (6, 5)]):
+        text = json.dumps(encode(Event("stock", ("A", 3, 1), time, time)))
+        detector.step(group, [("f", line, "A", text, line == 0)], watermark)
+    return detector.dump(group, "s1")
+
+
+def _changed(meta: str = "", to: str = "", cut: int = 0, prefix: bytes = b"") -> Any:
+    """A change of a state row: ``meta`` replaced by ``to``, the last ``cut`` characters of
+    its JSON or bytes of its snapshot cut, ``prefix`` put before its snapshot."""
+
+    def change(row: tuple[str, str, bytes]) -> tuple[str, str, bytes]:
+        text = row[1].replace(meta, to) if meta else row[1]
+        if cut < 0:
+            return row[0], text, prefix + row[2][:cut]
+        return row[0], text[: len(text) - cut], prefix + row[2]
+
+    return change
+
+
+def test_a_state_row_round_trips_and_a_live_state_is_reused_only_under_its_stamp() -> None:
+    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
+    row = _row(detector)
+    restored = detector.load(row, 3, None)
+    assert (restored.arrivals, restored.iso, len(restored.pending)) == (2, {"A"}, 1)
+    again = detector.dump(restored, "s1")
+    assert (again[0], json.loads(again[1]), again[2]) == (row[0], json.loads(row[1]), row[2])
+    live.keep(detector, 3, "s1", restored)
+    assert live.take(detector, 3, row) == (restored, True)
+    live.keep(detector, 3, "s1", restored)
+    other = ("s2", *row[1:])  # written since by another worker
+    again, reused = live.take(detector, 3, other)
+    assert not reused and again is not restored
+    assert again.engine is restored.engine  # (the engine is restored into, not compiled again)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (_changed('"format":3', '"format":2'), "of another state format (2; this version: 3)"),
+        (_changed('"program":"', '"program":"x'), "was written by another program"),
+        (_changed(cut=5), "is corrupt"),
+        (_changed(cut=-5), "is corrupt"),
+        (_changed(prefix=b"x"), "is corrupt"),
+    ],
+)  # fmt: skip
+def test_a_state_row_of_another_program_format_or_corrupt_is_refused_naming_the_checkpoint(
+    change: Any, reason: str
+) -> None:
+    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
+    with pytest.raises(StateError) as caught:
+        detector.load(change(_row(detector)), 5, None)
+    message = str(caught.value)
+    assert message.startswith("/ck: the state of key group 5 ")
+    assert reason in message
+    assert message.endswith("or start a new checkpoint folder (--checkpoint)")
+
+
+def test_a_state_row_of_another_program_is_refused() -> None:
+    ours = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
+    theirs = GroupDetector(Stage(parse(PROGRAMS[1]), ()), 0, Keys((), True), "/ck")
+    with pytest.raises(StateError, match="written by another program"):
+        ours.load(_row(theirs), 0, None)
 
 
 @pytest.mark.parametrize(
@@ -205,7 +284,15 @@ def test_the_sink_writes_each_batch_once_in_the_defined_order_and_publishes_it_o
     )
     assert (tmp_path / "late" / "batch-00000003.jsonl").read_text() == f"{early}\n{late}\n"
     assert published == [[a, b]]
-    assert sink.counts == {"events": 7, "detection": 2, "late": 2, "reject": 0, "batches": 1}
+    assert sink.counts == {
+        "events": 7,
+        "detection": 2,
+        "late": 2,
+        "reject": 0,
+        "batches": 1,
+        "group_steps": 0,
+        "reused": 0,
+    }
     # Run again after a crash: the same files, not published twice.
     sink(_Frame(rows), 3)  # type: ignore[arg-type]
     assert (tmp_path / "detections" / "batch-00000003.jsonl").read_text() == written

@@ -496,8 +496,33 @@ def test_a_checkpoint_of_an_older_or_another_layout_is_refused_untouched(
     assert main(argv) == 1
     assert capsys.readouterr().err == (
         f"reasoner: {checkpoint}: a checkpoint of another state layout ('spark stream state 1'; "
-        "this version: 'spark stream state 2: keys by key_text, 64 key groups'): "
+        "this version: 'spark stream state 3: keys by key_text, 64 key groups of one engine'): "
         f"{advice} (--checkpoint)\n"
     )
     assert sorted(p.name for p in checkpoint.iterdir()) == ["metadata", "offsets", LAYOUT_FILE]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_state_of_another_program_stops_the_query_naming_the_checkpoint_writing_nothing(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    rules = tmp_path / "rules.event"
+    rules.write_text(RULES, encoding="utf-8")
+    _put(source, "a.jsonl", _lines(0, 12))
+    # a half-written file (not renamed in yet) is not read
+    (source / ".b.jsonl").write_text('{"name": "stock", "args": ["A", 1', encoding="utf-8")
+    argv = ["spark", "stream", str(rules), "--source", str(source)]
+    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    assert _outputs(tmp_path / "out", "rejects") == []
+    written = sorted(p.name for p in (tmp_path / "out").rglob("batch-*"))
+    _put(source, "c.jsonl", _lines(12, 20))
+    rules.write_text(RULES.replace("P2 > P1", "P2 < P1"), encoding="utf-8")
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    checkpoint = (tmp_path / "ck").absolute()
+    assert f"reasoner: {checkpoint}: the state of key group " in err
+    assert "was written by another program (or other engine options)" in err
+    assert sorted(p.name for p in (tmp_path / "out").rglob("batch-*")) == written
