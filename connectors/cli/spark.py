@@ -109,11 +109,13 @@ def _add_replay(actions: Any) -> None:
 
 
 _STREAM_DESCRIPTION = """\
-Run the rules as a Spark Structured Streaming query over the files arriving in a folder:
-events are grouped by partition key, each key's engine lives in Spark's state store, and
-each micro-batch's detections, late events and rejected lines are written to OUT/detections,
-OUT/late and OUT/rejects (one file per batch). Run it again on the same --checkpoint to go on
-where it stopped (after a crash too): no detection is lost or written twice.
+Run the rules as a Spark Structured Streaming query over the files arriving in a folder
+(write each file aside and rename it in): events are grouped by partition key, each key
+group's engine lives in Spark's state store (and stays live in the Python worker that ran
+it), and each micro-batch's detections, late events and rejected lines are written to
+OUT/detections, OUT/late and OUT/rejects (one file per batch). Run it again on the same
+--checkpoint to go on where it stopped (after a crash too): no detection is lost or written
+twice.
 
 example:
   reasoner spark stream rules/stock_ticker.event --source in --checkpoint ck --out out
