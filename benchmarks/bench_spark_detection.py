@@ -343,9 +343,10 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
             .trigger(availableNow=True)
             .start()
         )
-        cpu0, started = _tree_cpu(os.getpid()), time.perf_counter()
+        cpu0, split0, started = _tree_cpu(os.getpid()), _cpu_split(), time.perf_counter()
         query.awaitTermination()
         elapsed, cpu = time.perf_counter() - started, _tree_cpu(os.getpid()) - cpu0
+        split = {k: round(v - split0[k], 1) for k, v in _cpu_split().items()}
         progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
         latencies = sorted(p["durationMs"]["triggerExecution"] / 1000 for p in progress)
         state = query.lastProgress["stateOperators"][0]
@@ -367,6 +368,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "seconds": round(elapsed, 2),
         "events_per_s": round(events / elapsed),
         "events_per_cpu_s": round(events / cpu),
+        "cpu_s": split,
         "batches": len(latencies),
         "latency_p50_s": round(statistics.median(latencies), 3),
         "latency_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
@@ -378,6 +380,27 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "state_bytes_per_key": round(state["memoryUsedBytes"] / companies),
         "reasoner_run": run,
     }
+
+
+def _cpu_split() -> dict[str, float]:
+    """CPU seconds so far of this process (the driver), of Spark's JVM alone, and of the
+    JVM's descendants (the Python workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    found = {"driver": own.ru_utime + own.ru_stime, "jvm": 0.0, "python_workers": 0.0}
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"java" not in f.read().split(b"\0")[0]:
+                    continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        alone = sum(int(field) for field in fields[11:13]) / tick
+        found["jvm"] += alone
+        found["python_workers"] += _tree_cpu(pid) - alone
+    return found
 
 
 def run_reasoner(base: Path, files: list[Path]) -> dict[str, Any]:
