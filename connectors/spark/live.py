@@ -18,9 +18,10 @@ from typing import Any
 from connectors.spark.keystate import GroupDetector, GroupState
 from reasoner.runtime.engine import Engine
 
-#: (stage fingerprint, group) -> (stamp, live state); engines whose states went stale.
-_live: dict[tuple[str, int], tuple[str, GroupState]] = {}
-_engines: dict[tuple[str, int], Engine] = {}
+#: (stage fingerprint, knowledge given, group) -> (stamp, live state); engines whose states
+#: went stale. (An engine given knowledge differs from one of the program's own facts.)
+_live: dict[tuple[str, bool, int], tuple[str, GroupState]] = {}
+_engines: dict[tuple[str, bool, int], Engine] = {}
 
 
 def take(
@@ -44,7 +45,7 @@ def take(
     >>> take(detector, 7, row)[1]  # (taken: until kept again, the row is restored)
     False
     """
-    name = (detector.stage.fingerprint, group)
+    name = _name(detector, group)
     cached = _live.pop(name, None)
     if cached is not None:
         if row is not None and row[0] == cached[0]:
@@ -57,7 +58,11 @@ def take(
 
 def keep(detector: GroupDetector, group: int, stamp: str, state: GroupState) -> None:
     """Keep key group ``group``'s ``state``, just written to the state store as ``stamp``."""
-    _live[(detector.stage.fingerprint, group)] = stamp, state
+    _live[_name(detector, group)] = stamp, state
+
+
+def _name(detector: GroupDetector, group: int) -> tuple[str, bool, int]:
+    return detector.stage.fingerprint, detector.stage.knowledge is not None, group
 
 
 def stamp() -> str:
