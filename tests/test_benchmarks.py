@@ -129,6 +129,7 @@ def test_startup_benchmark_runs_with_and_without_the_parsed_rules_cached(tmp_pat
     assert [(r["rules"], r["runs"], r["rule_files_cached"]) for r in rows] == [
         ("stock ticker", 2, 1),
         ("blizzard (NOAA)", 2, 2),
+        ("blizzard + facts", 2, 3),
     ]
 
 
