@@ -1,23 +1,23 @@
-"""Detection on Spark: archive replay against ``reasoner run --workers 2``, and streaming.
+"""Detection on Spark: archive replay against ``reasoner run`` (one process), and streaming.
 
 **Replay** (``reasoner spark replay``). A synthetic MesoWest archive (``--stations`` stations
 at 3 sizes, ``--days`` days, readings every 20 minutes, from the generator in
 connectors/mesowest; one CSV file per station) runs through a station-keyed program (cold
-readings, cold spells within two hours per station, both keyed) with a global rule after it (an
-alarm for every two-hour spell, any station). Per size:
+readings, cold spells within two hours per station, both keyed, with a global alarm rule after
+them), or with ``--blizzard`` through the blizzard rules (NOAA definition) with the stations'
+neighbourhood as ``near_station`` facts (within ``--near-km``). Per size, each end to end as a
+user runs it (niced subprocesses):
 
-* ``reasoner run --workers 2`` (a subprocess, niced): wall time and CPU time (its workers
-  included);
-* ``reasoner spark replay`` on local[2] (the session started before timing): wall time and
-  CPU time of the driver, the JVM and Spark's Python workers;
-* the outputs compared byte for byte.
+* ``reasoner run`` (one process: the baseline): wall time and CPU time;
+* ``reasoner spark replay`` on local[2] (a fresh JVM): wall time and CPU time of the whole
+  process tree (driver, JVM, Spark's Python workers), and the same on a one-reading archive
+  (Spark's fixed cost); Spark net of that fixed cost against one process (the speed-up two
+  cores give);
+* the outputs compared byte for byte, and the engine's in-process rate on the same readings.
 
-Then how the cost grows (CPU seconds fitted as a fixed part plus a part per event, for both),
-a projection to 16- and 64-core clusters (the driver's CPU seconds serial, the rest spread
-over the cores: a projection, not a measurement),
-and, on the largest archive, the keyed stage alone in the two ways Spark can run it: the RDD
-shuffled by key + ``mapPartitions`` that replay uses, and the grouped-pandas ``applyInPandas``
-(Arrow) alternative written here for the comparison; both run the same per-key function.
+Then how the CPU cost grows (a fixed part plus a part per event, for both), and a projection
+to 16- and 64-core clusters (the driver's CPU seconds serial, the rest spread over the cores:
+a projection, not a measurement).
 
 **Streaming** (``reasoner spark stream``). A stock ticker of ``--companies`` companies (random
 walks, one quote per company per time unit) written as ``--files`` JSON-lines files, taken one
@@ -42,8 +42,8 @@ driver's, the JVM's, and the largest Python worker's.
                                                                # stations x 2 days; streaming
                                                                # 1,000, 20,000 companies x 8 files
     python benchmarks/bench_spark_detection.py --quick         # a smoke run of both
-    python benchmarks/bench_spark_detection.py --only replay --stations 2000 --days 2 --no-kernels
-                                                       # the bar: 288,000 readings
+    python benchmarks/bench_spark_detection.py --only replay --blizzard --stations 2000 --days 20
+                                                       # issue 32's bar: 2,880,000 readings
     python benchmarks/bench_spark_detection.py --only streaming --companies 1000
                                                        # the bar: 8 micro-batches of 10,000
     python benchmarks/bench_spark_detection.py --only streaming --rocksdb
@@ -54,7 +54,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import random
 import resource
 import statistics
@@ -62,7 +61,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,14 +103,6 @@ def _tree_cpu(pid: int) -> float:
     return total
 
 
-def _peak_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
-    except (OSError, StopIteration):
-        return 0
-
-
 def _descendants(pid: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -146,137 +137,88 @@ def make_archive(folder: Path, stations: int, days: float, seed: int = 7) -> lis
     return generate(folder, table, days, seed, storms, interval_minutes=20)
 
 
-def run_cli(rules: Path, files: list[Path], out: Path) -> dict[str, Any]:
-    """``reasoner run --workers 2``, niced, in a subprocess: wall and CPU seconds."""
-    argv = [sys.executable, "-m", "connectors.cli", "run", str(rules), "--format", "mesowest"]
-    for f in files:
-        argv += ["--events", str(f)]
-    argv += ["--workers", "2", "--output", str(out)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def blizzard_rules(work: Path, stations: int, near_km: float, seed: int = 7) -> list[Path]:
+    """The blizzard rules (NOAA definition) and the neighbourhood of :func:`make_archive`'s
+    stations as ``near_station`` facts (within ``near_km``)."""
+    from bench_scaleout import neighbour_facts, synthetic_stations
+
+    facts = work / f"near{stations}.event"
+    facts.write_text(neighbour_facts(synthetic_stations(stations, random.Random(seed)), near_km))
+    return [ROOT / "rules" / "blizzard.event", ROOT / "rules" / "blizzard_noaa.event", facts]
+
+
+def one_reading(files: list[Path], folder: Path) -> Path:
+    """An archive of the first file's header and first reading: Spark's fixed cost."""
+    folder.mkdir()
+    lines = files[0].read_text(encoding="utf-8").splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line.startswith("S0"))
+    (folder / files[0].name).write_text("".join(lines[: first + 1]), encoding="utf-8")
+    return folder
+
+
+def timed_command(argv: list[str]) -> dict[str, Any]:
+    """Run a command (niced, from the repository root): wall seconds, and CPU seconds of its
+    whole process tree (the JVM and Spark's Python workers too) and of its first process
+    (the driver), sampled every 0.1 s until it exits."""
     started = time.perf_counter()
-    done = subprocess.run(["nice", *argv], capture_output=True, text=True, cwd=ROOT, check=False)
+    child = subprocess.Popen(
+        ["nice", *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    tree = own = 0.0
+    while child.poll() is None:
+        tree, own = max(tree, _tree_cpu(child.pid)), max(own, _own_cpu(child.pid))
+        time.sleep(0.1)
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 3):
-        raise SystemExit(done.stderr)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mb": after.ru_maxrss / 1024}
+    stderr = child.stderr.read() if child.stderr else ""
+    if child.returncode not in (0, 3):
+        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}):\n{stderr}")
+    return {"wall_s": wall, "cpu_s": tree, "driver_cpu_s": own}
 
 
-def run_spark(sc: Any, rules: Path, folder: Path, out: Path) -> dict[str, Any]:
-    """``reasoner spark replay`` in this process: wall and CPU seconds of the whole tree."""
-    from connectors.cli import main
-
-    me = os.getpid()
-    own0 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu0, started = _tree_cpu(me), time.perf_counter()
-    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events", str(folder)]
-    status = main([*argv, "--out", str(out)])
-    wall, cpu = time.perf_counter() - started, _tree_cpu(me) - cpu0
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    driver = own.ru_utime - own0.ru_utime + own.ru_stime - own0.ru_stime
-    if status not in (0, 3):
-        raise SystemExit(f"spark replay failed ({status})")
-    jvm = sc._gateway.proc.pid
-    workers = [p for p in _descendants(jvm)]
-    return {
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "driver_cpu_s": driver,
-        "driver_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "jvm_peak_mb": _peak_kb(jvm) / 1024,
-        "worker_peak_mb": max((_peak_kb(p) for p in workers), default=0) / 1024,
-    }
+def _own_cpu(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(field) for field in fields[11:13]) / os.sysconf("SC_CLK_TCK")
 
 
-def keyed_kernels(sc: Any, rules: Path, folder: Path, work: Path) -> dict[str, dict[str, float]]:
-    """The keyed stage alone (the archive read and cached first), as replay runs it (the RDD
-    shuffled by key, then a sorted run per partition) and as ``applyInPandas``."""
-    from pyspark.sql import SparkSession
+def run_one(rules: list[Path], folder: Path, out: Path) -> dict[str, Any]:
+    """``reasoner run`` (one process), end to end."""
+    argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules)]
+    argv += ["--format", "mesowest", "--events", str(folder), "--output", str(out)]
+    return timed_command(argv)
 
-    from connectors.spark import replay as r
-    from connectors.spark.detect import Stage, detect
+
+def run_spark(rules: list[Path], folder: Path, out: Path) -> dict[str, Any]:
+    """``reasoner spark replay`` on local[2], end to end (a fresh JVM, as a user runs it)."""
+    argv = [sys.executable, "-m", "connectors.cli", "spark", "replay", *map(str, rules)]
+    argv += ["--format", "mesowest", "--events", str(folder), "--out", str(out)]
+    return timed_command([*argv, "--master", "local[2]"])
+
+
+def engine_rate(rules: list[Path], folder: Path) -> float:
+    """The engine's in-process rate (events/s) on the archive's readings, read beforehand."""
+    from connectors.events.inputs import open_events
+    from connectors.events.merge import merge_streams
+    from connectors.events.times import TimeStyle
     from reasoner.language.ast import event_arities
     from reasoner.language.loader import load_rules
-    from reasoner.runtime.worker import order_key
+    from reasoner.runtime.engine import Engine
 
-    program = load_rules([rules])
-    partitioning = r.analyse(program)
-    keyed, _ = partitioning.stages(program)
-    archive = r.Archive(r.check_files([str(folder)]), "mesowest", program)
+    program = load_rules(rules)
     arities = event_arities(program)
-    events = (
-        sc.parallelize(list(enumerate(archive.files)), len(archive.files))
-        .mapPartitions(lambda files: r._read(archive, arities, files))
-        .filter(lambda x: x[0] == r._EVENT and x[3] is None)
-        .cache()
-    )
-    events.count()
-    until = events.map(lambda x: x[2][3]).max()
-    options = {
-        "policy": "unrestricted",
-        "tie_break": "longer",
-        "max_span": None,
-        "provenance": False,
-        "lateness": 0,
-    }
-    stage = Stage(keyed, tuple(sorted(options.items())))
-    keys = partitioning.key_positions()
-    n = sc.defaultParallelism
-    out: dict[str, dict[str, float]] = {}
-
-    me = os.getpid()
-    cpu0, started = _tree_cpu(me), time.perf_counter()
-    runs = work / "kernel-runs"
-    runs.mkdir()
-    task = r._KeyedTask(stage, until, set(), True, str(runs), None)
-    shuffled = (
-        events.mapPartitions(lambda items: r._route(items, keys, set(), n))
-        .partitionBy(n + 1, r._identity)
-        .values()
-    )
-    sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
-    count = sum(1 for path in runs.glob("run-*") for _ in r._chunks(path))
-    out["rdd_mapPartitions"] = {
-        "wall_s": time.perf_counter() - started,
-        "cpu_s": _tree_cpu(me) - cpu0,
-        "records": count,
-    }
-
-    spark = SparkSession.builder.getOrCreate()
-
-    def rows(item: tuple[Any, ...]) -> Iterator[tuple[str, float, int, bytes]]:
-        _, seq, event, _ = item
-        position = keys.get((event[0], len(event[1])))
-        if position is not None:
-            yield repr(event[1][position]), float(event[3]), seq, pickle.dumps(event)
-
-    def per_key(frame: Any) -> Any:
-        import pandas as pd
-
-        frame = frame.sort_values(["end", "seq"])
-        items = zip(frame["seq"], map(pickle.loads, frame["event"]), strict=True)
-        derived, _ = detect(stage, ((int(s), e) for s, e in items), until)
-        found = [d for _, plain, _ in derived for d in plain]
-        return pd.DataFrame(
-            {
-                "order": [pickle.dumps(order_key(d)) for d in found],
-                "detection": [pickle.dumps(d) for d in found],
-            }
-        )
-
-    cpu0, started = _tree_cpu(me), time.perf_counter()
-    frame = spark.createDataFrame(
-        events.flatMap(rows), "key string, end double, seq long, event binary"
-    )
-    count = frame.groupBy("key").applyInPandas(per_key, "order binary, detection binary").count()
-    out["applyInPandas"] = {
-        "wall_s": time.perf_counter() - started,
-        "cpu_s": _tree_cpu(me) - cpu0,
-        "records": count,
-    }
-    events.unpersist()
-    return out
+    streams = [
+        list(open_events(str(f), "mesowest", TimeStyle(), lambda _: None, {}, arities, []))
+        for f in sorted(folder.iterdir())
+    ]
+    events = list(merge_streams(*streams))
+    engine = Engine(program)
+    started = time.perf_counter()
+    for _ in engine.run(events):
+        pass
+    return len(events) / (time.perf_counter() - started)
 
 
 TICKER_RULES = """
@@ -476,11 +418,11 @@ def group_steps(files: list[list[Any]]) -> dict[str, Any]:
 
 def projection(row: dict[str, Any]) -> dict[int, float]:
     """Events/s on clusters of :data:`CLUSTERS` cores, projected (not measured) from one
-    run: the driver's CPU seconds stay serial (the global stage, the merge, the writing),
-    the rest (the JVM and the Python workers: reading, the shuffle, the keyed stage) is
-    spread evenly over the cores."""
-    serial = row["spark"]["driver_cpu_s"]
-    spread = row["spark"]["cpu_s"] - serial
+    run net of the fixed cost: the driver's CPU seconds stay serial (the global stage, the
+    merge, the writing), the rest (the JVM and the Python workers: reading, the shuffle,
+    the keyed stage) is spread evenly over the cores."""
+    serial = row["spark_net"]["driver_cpu_s"]
+    spread = row["spark_net"]["cpu_s"] - serial
     return {cores: row["events"] / (serial + spread / cores) for cores in CLUSTERS}
 
 
@@ -494,80 +436,77 @@ def growth(rows: list[dict[str, Any]], side: str) -> dict[str, float] | None:
     return {"fixed_cpu_s": fixed, "cpu_ms_per_event": 1000 * slope}
 
 
-def replay(sizes: Sequence[int], days: float, kernels: bool) -> dict[str, Any]:
-    """The replay part: each size through both, the growth, the keyed stage's two ways."""
-    from connectors.spark.session import get_session
-
-    sc = get_session(master="local[2]").sparkContext
-    rows = []
+def replay(sizes: Sequence[int], days: float, blizzard: bool, near_km: float) -> dict[str, Any]:
+    """The replay part: per size, one process and Spark end to end, Spark net of its time on
+    a one-reading archive, the engine in-process; then the growth."""
+    rows: list[dict[str, Any]] = []
     found: dict[str, Any] = {"sizes": rows}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        rules = work / "cold.event"
-        rules.write_text(RULES, encoding="utf-8")
         for stations in sizes:
             folder = work / f"archive{stations}"
             files = make_archive(folder, stations, days)
-            events = sum(
-                sum(1 for line in f.read_text().splitlines() if line.startswith("S0"))
-                for f in files
-            )
-            print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-            run = run_cli(rules, files, work / "run.jsonl")
-            spark = run_spark(sc, rules, folder, work / "spark")
-            same = (work / "run.jsonl").read_bytes() == (
-                work / "spark" / "detections.jsonl"
-            ).read_bytes()
-            detections = len((work / "run.jsonl").read_text().splitlines())
-            row = {
-                "stations": stations,
-                "events": events,
-                "detections": detections,
-                "equal": same,
-                "run": run,
-                "spark": spark,
-            }
-            for side in ("run", "spark"):
-                row[side]["events_per_s"] = events / row[side]["wall_s"]
-                row[side]["events_per_cpu_s"] = events / row[side]["cpu_s"]
-            row["ratio_wall"] = row["spark"]["events_per_s"] / row["run"]["events_per_s"]
-            row["ratio_cpu"] = row["spark"]["events_per_cpu_s"] / row["run"]["events_per_cpu_s"]
-            row["projected_events_per_s"] = projection(row)
+            if blizzard:
+                rules = blizzard_rules(work, stations, near_km)
+            else:
+                rules = [work / "cold.event"]
+                rules[0].write_text(RULES, encoding="utf-8")
+            row = replay_size(rules, folder, files, work / f"out{stations}")
             rows.append(row)
-            print(
-                f"{stations:>6} stations {events:>9,} events {detections:>8,} detections "
-                f"equal={same}  run --workers 2: {row['run']['events_per_s']:>8,.0f} ev/s "
-                f"({row['run']['events_per_cpu_s']:,.0f} per CPU s)  spark local[2]: "
-                f"{row['spark']['events_per_s']:>8,.0f} ev/s "
-                f"({row['spark']['events_per_cpu_s']:,.0f} per CPU s)  spark/run: "
-                f"{row['ratio_wall']:.2f} wall, {row['ratio_cpu']:.2f} per CPU s  peak MB: run "
-                f"{run['peak_mb']:.0f}, driver {spark['driver_peak_mb']:.0f}, JVM "
-                f"{spark['jvm_peak_mb']:.0f}, worker {spark['worker_peak_mb']:.0f}"
-            )
-        for row in rows:
-            print(
-                f"projection (not a measurement), {row['stations']} stations: driver "
-                f"{row['spark']['driver_cpu_s']:.1f} of {row['spark']['cpu_s']:.1f} CPU s; "
-                + ", ".join(
-                    f"{cores} cores {rate:,.0f} ev/s"
-                    for cores, rate in row["projected_events_per_s"].items()
-                )
-            )
-        for side in ("run", "spark"):
+        for side in ("one", "spark"):
             fit = found[f"growth_{side}"] = growth(rows, side)
             if fit is not None:
                 print(
                     f"growth, {side}: {fit['fixed_cpu_s']:.1f} CPU s fixed + "
                     f"{fit['cpu_ms_per_event']:.3f} CPU ms per event"
                 )
-        if kernels:
-            found["keyed_stage"] = keyed_kernels(sc, rules, work / f"archive{sizes[-1]}", work)
-            for name, k in found["keyed_stage"].items():
-                print(
-                    f"keyed stage, {sizes[-1]} stations, {name}: {k['wall_s']:.1f} s wall, "
-                    f"{k['cpu_s']:.1f} CPU s, {k['records']:,} records"
-                )
     return found
+
+
+def replay_size(rules: list[Path], folder: Path, files: list[Path], work: Path) -> dict[str, Any]:
+    """One archive: the row of :func:`replay` (and its lines printed)."""
+    work.mkdir()
+    events = sum(
+        sum(1 for line in f.read_text().splitlines() if line.startswith("S0")) for f in files
+    )
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    fixed = run_spark(rules, one_reading(files, work / "one-reading"), work / "fixed")
+    one = run_one(rules, folder, work / "run.jsonl")
+    spark = run_spark(rules, folder, work / "spark")
+    same = (work / "run.jsonl").read_bytes() == (work / "spark" / "detections.jsonl").read_bytes()
+    net = {key: spark[key] - fixed[key] for key in spark}
+    row: dict[str, Any] = {
+        "stations": len(files),
+        "events": events,
+        "detections": len((work / "run.jsonl").read_text().splitlines()),
+        "equal": same,
+        "one": one,
+        "spark": spark,
+        "spark_fixed": fixed,
+        "spark_net": net,
+        "engine_events_per_s": engine_rate(rules, folder),
+    }
+    row["net_speedup"] = one["wall_s"] / net["wall_s"] if net["wall_s"] > 0 else None
+    row["projected_events_per_s"] = projection(row)
+    speedup = "n/a" if row["net_speedup"] is None else f"{row['net_speedup']:.2f}x"
+    print(
+        f"{row['stations']:>6} stations {events:>9,} events {row['detections']:>8,} detections "
+        f"equal={same}\n"
+        f"  engine in-process {row['engine_events_per_s']:>9,.0f} ev/s\n"
+        f"  reasoner run      {events / one['wall_s']:>9,.0f} ev/s ({one['wall_s']:.1f} s, "
+        f"{one['cpu_s']:.1f} CPU s)\n"
+        f"  spark replay      {events / spark['wall_s']:>9,.0f} ev/s ({spark['wall_s']:.1f} s, "
+        f"{spark['cpu_s']:.1f} CPU s); on one reading {fixed['wall_s']:.1f} s, "
+        f"{fixed['cpu_s']:.1f} CPU s\n"
+        f"  spark net of one reading: {net['wall_s']:.1f} s, {speedup} one process (local[2])\n"
+        f"  projection (not a measurement): driver {net['driver_cpu_s']:.1f} of "
+        f"{net['cpu_s']:.1f} CPU s; "
+        + ", ".join(
+            f"{cores} cores {rate:,.0f} ev/s"
+            for cores, rate in row["projected_events_per_s"].items()
+        )
+    )
+    return row
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -580,7 +519,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay_args.add_argument("--stations", type=int, nargs="+", help="archive sizes (stations)")
     replay_args.add_argument("--days", type=float, help="days per archive (default 2; quick 1)")
     replay_args.add_argument(
-        "--no-kernels", action="store_true", help="skip the keyed stage's two ways"
+        "--blizzard",
+        action="store_true",
+        help="the blizzard rules (NOAA) with the stations' neighbourhood as near_station facts",
+    )
+    replay_args.add_argument(
+        "--near-km", type=float, default=100.0, help="with --blizzard: the neighbourhood (km)"
     )
     streaming_args = parser.add_argument_group("streaming")
     streaming_args.add_argument("--companies", type=int, nargs="+", default=[1000, 20000])
@@ -598,7 +542,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only != "streaming":
         sizes = args.stations or (QUICK if args.quick else FULL)
         days = args.days or (1 if args.quick else 2)
-        found["replay"] = replay(sizes, days, not args.no_kernels)
+        found["replay"] = replay(sizes, days, args.blizzard, args.near_km)
         equal = all(r["equal"] for r in found["replay"]["sizes"])
     if args.only != "replay":
         found["streaming"] = []

@@ -258,7 +258,7 @@ class _Jobs:
 
 
 @dataclass(frozen=True, slots=True)
-class Stage:
+class BuildStage:
     """One build stage: adding a stage is adding one record to :data:`STAGES`.
 
     Attributes:
@@ -278,23 +278,23 @@ class Stage:
 
 
 #: The stages in run order.
-STAGES: tuple[Stage, ...] = (
-    Stage("ontologies", "ontology files", ("ontologies",), _Jobs.ontologies),
-    Stage("stations", "station descriptions", ("stations",), _Jobs.station_triples),
-    Stage("features", "GeoNames features", ("geonames",), _Jobs.feature_triples),
-    Stage(
+STAGES: tuple[BuildStage, ...] = (
+    BuildStage("ontologies", "ontology files", ("ontologies",), _Jobs.ontologies),
+    BuildStage("stations", "station descriptions", ("stations",), _Jobs.station_triples),
+    BuildStage("features", "GeoNames features", ("geonames",), _Jobs.feature_triples),
+    BuildStage(
         "near",
         "stations within {radius_km:g} km of GeoNames features",
         ("stations", "geonames", "radius_km"),
         _Jobs.near,
     ),
-    Stage(
+    BuildStage(
         "neighbourhoods",
         "stations within {neighbour_km:g} km of each other, connected components",
         ("stations", "neighbour_km"),
         _Jobs.neighbourhoods,
     ),
-    Stage(
+    BuildStage(
         "inferred",
         "RDFS closure",
         ("ontologies", "stations", "geonames", "radius_km", "neighbour_km", "entailment"),
@@ -375,7 +375,7 @@ def _check_settings(config: BuildConfig) -> None:
             raise KnowledgeError(f"--{option} {km:g} is not in (0, {MAX_RADIUS_KM:g}]")
 
 
-def _run(stage: Stage, jobs: _Jobs, previous: Path | None, step: str) -> StageReport:
+def _run(stage: BuildStage, jobs: _Jobs, previous: Path | None, step: str) -> StageReport:
     """Run one stage into the staging folder, or copy its part from the ``previous`` store
     (when its inputs are unchanged and the part is there)."""
     folder = jobs.staging / "parts" / stage.name

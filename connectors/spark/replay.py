@@ -15,7 +15,9 @@ The job (docs/scale-out.md, "Spark"):
    order, runs through the keyed rules (:func:`connectors.spark.detect.detect`). Each task
    sorts its partition's detections in the defined order of ``reasoner run --workers`` (end,
    start, name, arguments), formats them with ``reasoner run``'s writer and writes them as one
-   sorted run file, with what the global stage reads beside it.
+   sorted run file, with what the global stage reads beside it. The static knowledge (the
+   program's facts and Horn rules, else ``--knowledge``) is built once, in the driver, and
+   broadcast; the executors get the program without its facts (:func:`executor_program`).
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
    (:func:`reasoner.runtime.parallel.run_global`).
@@ -37,7 +39,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -48,10 +50,11 @@ from connectors.events.times import TimeStyle
 from connectors.spark.detect import Stage, derivations, detect
 from connectors.spark.runs import formatted_run, merge_runs
 from reasoner.aside import write_aside
-from reasoner.compiler.partition import EventType, analyse
+from reasoner.compiler.partition import EventType, Partitioning, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
-from reasoner.language.ast import Program, event_arities
+from reasoner.knowledge.program import program_knowledge
+from reasoner.language.ast import Program, StaticRule, event_arities
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
@@ -109,6 +112,31 @@ class _FileInfo:
     unmatched: int  # RDF graphs that gave no event
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What the driver decided from the program's partition analysis."""
+
+    partitioning: Partitioning
+    reads: set[EventType] | None  # the types the global stage reads (None: one engine)
+    feeds: bool  # the global stage reads what the keyed stage derives (it marks positions)
+    raw_types: set[EventType] | None  # the input types the global stage reads (None: all)
+    keys: dict[EventType, int]  # each keyed type's key position
+    n: int  # keyed partitions (0: nothing keyed)
+
+
+@dataclass
+class _Stream:
+    """The archive as the read job and the admission give it to the stages."""
+
+    count: int  # events the engine takes
+    until: Any  # the stream's time after its last event
+    places: dict[int, int] | None  # admitted events' places (None: every event, by seq)
+    raw: list[tuple[int, Event]]  # the global stage's input events, in stream order
+    rejected: list[Rejected]
+    style: TimeStyle
+    unmatched: int
+
+
 def replay(
     sc: SparkContext,
     archive: Archive,
@@ -129,8 +157,8 @@ def replay(
             driver see.
         options: the engine options (policy, tie_break, max_span, provenance, explain).
         lateness: as ``reasoner run --lateness``.
-        knowledge: the static knowledge (None: the program's facts and Horn rules). The
-            global stage uses it in the driver; its derived facts and rules are shipped once to
+        knowledge: the static knowledge (None: the program's facts and Horn rules). Built
+            once, in the driver: the global stage uses it there, and it is shipped once to
             every executor (a broadcast) and unpacked once per Python worker.
         log: receives one line per step.
 
@@ -138,30 +166,116 @@ def replay(
         The :class:`Replay`; its ``lines`` are produced lazily from the runs.
     """
     program = archive.program
-    partitioning = analyse(program, options["policy"])
-    reads = set(partitioning.reads) if partitioning.partitioned else None
+    plan = _plan(program, options["policy"], sc.defaultParallelism)
+    if plan.n and knowledge is None:
+        # The keyed engines would each evaluate the program's facts and Horn rules: here
+        # once instead, and the executors get the program without its ground facts
+        # (thousands of them cost seconds to ship and unpack per task).
+        knowledge = program_knowledge(program)
+    shipped = replace(archive, program=executor_program(program, options))
+    log(f"reading {len(archive.files)} files")
+    shuffled = _shuffle(sc, shipped, plan)
+    stream = _admit_stream(sc, shuffled, shipped, plan, lateness, log)
+    stage_options = {**options, "lateness": 0}
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir(parents=True)
+    if plan.n:
+        log("running the keyed rules per key")
+        stage = make_stage(sc, shipped.program, stage_options, knowledge, plan)
+        _run_keyed(sc, shuffled, stage, stream, plan, runs)
+    found: list[tuple[Any, str]] = []
+    if plan.partitioning.remainder:
+        log("running the global rules in the driver")
+        detections = _run_global(program, stage_options, knowledge, plan, stream, runs)
+        found = formatted_run(detections, stream.style)
+    sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
+    return Replay(
+        lines=merge_runs([*sources, iter(found)]),
+        rejected=stream.rejected,
+        events=stream.count,
+        iso=stream.style.iso,
+        unmatched=stream.unmatched,
+        runs=runs,
+    )
+
+
+def executor_program(program: Program, options: dict[str, Any]) -> Program:
+    """The program the executors get: without its facts (their engines read the knowledge
+    built from them in the driver, see :func:`ship_knowledge`), unless ``explain``: a
+    derivation names the line where each fact it used is written.
+
+    >>> from reasoner.language.parser import parse
+    >>> program = parse("near(a, b). far(X) :- near(X, _). c(X) <- e(X) WHERE far(X).")
+    >>> len(executor_program(program, {}).statements), len(program.statements)
+    (2, 3)
+    """
+    if options.get("explain"):
+        return program
+    return Program(tuple(s for s in program.statements if not isinstance(s, StaticRule) or s.body))
+
+
+def make_stage(
+    sc: SparkContext,
+    program: Program,
+    options: dict[str, Any],
+    knowledge: Knowledge | None,
+    plan: _Plan,
+) -> Stage:
+    """The keyed stage as the executors run it, its knowledge broadcast."""
+    shipped, version = ship_knowledge(sc, knowledge)
+    keyed = plan.partitioning.keyed
+    return Stage(
+        program, tuple(sorted(options.items())), shipped, version, keep=keyed, marking=plan.feeds
+    )
+
+
+def _plan(program: Program, policy: str, parallelism: int) -> _Plan:
+    partitioning = analyse(program, policy)
+    if not partitioning.partitioned:
+        return _Plan(partitioning, None, False, None, {}, 0)
+    reads = set(partitioning.reads)
     derived_types = {(r.head.name, len(r.head.args)) for r in program.event_rules}
-    # whether the global stage reads what the keyed stage derives (then it marks positions)
-    feeds = bool(reads and reads & partitioning.keyed_types(program))
     # the input events the global stage reads: None, all of them; else these types
     raw_types = set() if not partitioning.remainder else reads
-    if raw_types is not None and not raw_types - derived_types:
+    if not raw_types - derived_types:
         raw_types = set()
-    arities = event_arities(program)
-    n = max(1, sc.defaultParallelism) if partitioning.partitioned else 0
-    keys = partitioning.key_positions() if partitioning.partitioned else {}
+    return _Plan(
+        partitioning,
+        reads,
+        bool(reads & partitioning.keyed_types(program)),
+        raw_types,
+        partitioning.key_positions(),
+        max(1, parallelism),
+    )
+
+
+def _shuffle(sc: SparkContext, archive: Archive, plan: _Plan) -> RDD[tuple[Any, ...]]:
+    """The read, shuffled: partitions 0..n-1 hold the keyed events by key; partition n the
+    rest (what the driver needs: the files' counts, the rejects and the input events of the
+    global stage)."""
+    arities = event_arities(archive.program)
+    keys, raw_types, n = plan.keys, plan.raw_types, plan.n
     # A few files per task: a task costs tens of milliseconds of scheduling.
     slices = max(1, min(len(archive.files), 4 * sc.defaultParallelism))
-    log(f"reading {len(archive.files)} files")
-    # Partitions 0..n-1 hold the keyed events by key; partition n the rest (what the driver
-    # needs: the files' counts, the rejects and the input events of the global stage).
-    shuffled = (
+    return (
         sc.parallelize(list(enumerate(archive.files)), slices)
         .mapPartitions(lambda files: _route(_read(archive, arities, files), keys, raw_types, n))
         .partitionBy(n + 1, _identity)
         .values()
     )
-    meta = sc.runJob(shuffled, _meta, [n])
+
+
+def _admit_stream(
+    sc: SparkContext,
+    shuffled: RDD[tuple[Any, ...]],
+    archive: Archive,
+    plan: _Plan,
+    lateness: Any,
+    log: Callable[[str], None],
+) -> _Stream:
+    """Run the read and fetch the driver's partition; when a file is not in time order,
+    admit the events as ``reasoner run`` merges them (:func:`_admit`)."""
+    meta = sc.runJob(shuffled, _meta, [plan.n])
     infos = {r[1]: r[2] for r in meta if r[0] == _FILE}
     rejected = [r[1] for r in meta if r[0] == _REJECT]
     raw = [(r[1], r[2]) for r in meta if r[0] == _GLOBAL]
@@ -174,91 +288,91 @@ def replay(
         raw.sort(key=_stream_order)
     else:
         log("the files are not each in time order: admitting events as reasoner run merges them")
-        places, until, late = _admit(shuffled, archive, arities, lateness)
+        places, until, late = _admit(shuffled, archive, event_arities(archive.program), lateness)
         count = len(places)
         rejected += _lines(sc, archive, late)
         raw = sorted((places[seq], e) for seq, e in raw if seq in places)
     order = {file: index for index, file in enumerate(archive.files)}
     rejected.sort(key=lambda r: (order.get(r.file, -1), r.line))
     style = TimeStyle(iso=any(info.iso for info in infos.values()))
-    stage_options = {**options, "lateness": 0}
-    shutil.rmtree(runs, ignore_errors=True)
-    runs.mkdir(parents=True)
-    if partitioning.partitioned:
-        log("running the keyed rules per key")
-        shipped, version = ship_knowledge(sc, knowledge)
-        stage = Stage(
-            program,
-            tuple(sorted(stage_options.items())),
-            shipped,
-            version,
-            keep=partitioning.keyed,
-            marking=feeds,
-        )
-        admitted = None if places is None else sc.broadcast(places)
-        task = _KeyedTask(stage, until, reads or set(), style.iso, str(runs), admitted)
-        failed = sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(n)))
-        if admitted is not None:
-            admitted.unpersist()
-        try:
-            check_runs(runs, n, failed)
-        except ReasonerError:
-            shutil.rmtree(runs, ignore_errors=True)
-            raise
-    found: list[tuple[Any, str]] = []
-    if partitioning.remainder:
-        log("running the global rules in the driver")
-        detections: list[Event] = []
-        engine: Engine
-        global_options = {**stage_options, "max_span": None}
-        if reads is None:  # nothing keyed: one engine
-            engine = Engine(program, knowledge=knowledge, **stage_options)
-        elif not feeds:  # the keyed stage sends nothing: the input events only
-            engine = StageEngine(
-                program,
-                partitioning.remainder,
-                marking=False,
-                knowledge=knowledge,
-                **global_options,
-            )
-        else:
-            engine = GlobalStage(
-                program, partitioning.remainder, knowledge=knowledge, **global_options
-            )
-            rules = _derivations(program, partitioning.keyed, engine, stage_options)
-            derived: list[Derived] = []
-            for path in sorted(runs.glob("derived-*")):
-                derived += [
-                    (seq, [revive(d, rules) for d in ds], p) for seq, ds, p in _chunks(path)
-                ]
-            detections += run_global(engine, raw, derived, reads)
-        if not feeds:
-            push = engine.push
-            for _, event in raw:
-                detections += push(event)
-        if until > engine.now:
-            detections += engine.advance(until)
-        found = formatted_run(detections, style)
-    sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
-    return Replay(
-        lines=merge_runs([*sources, iter(found)]),
-        rejected=rejected,
-        events=count,
-        iso=style.iso,
-        unmatched=sum(info.unmatched for info in infos.values()),
-        runs=runs,
-    )
+    unmatched = sum(info.unmatched for info in infos.values())
+    return _Stream(count, until, places, raw, rejected, style, unmatched)
+
+
+def _run_keyed(
+    sc: SparkContext,
+    shuffled: RDD[tuple[Any, ...]],
+    stage: Stage,
+    stream: _Stream,
+    plan: _Plan,
+    runs: Path,
+) -> None:
+    """The keyed stage: one task per keyed partition writes its sorted runs under ``runs``.
+
+    Raises:
+        ReasonerError: a task could not write its runs where the driver reads them.
+    """
+    admitted = None if stream.places is None else sc.broadcast(stream.places)
+    reads = plan.reads or set()
+    task = _KeyedTask(stage, stream.until, reads, stream.style.iso, str(runs), admitted)
+    failed = sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(plan.n)))
+    if admitted is not None:
+        admitted.unpersist()
+    try:
+        check_runs(runs, plan.n, failed)
+    except ReasonerError:
+        shutil.rmtree(runs, ignore_errors=True)
+        raise
+
+
+def _run_global(
+    program: Program,
+    options: dict[str, Any],
+    knowledge: Knowledge | None,
+    plan: _Plan,
+    stream: _Stream,
+    runs: Path,
+) -> list[Event]:
+    """The rules that do not partition, in the driver: on the input events they read and on
+    what the keyed stage wrote for them, in one engine's order. Returns their detections."""
+    remainder, reads = plan.partitioning.remainder, plan.reads
+    raw = stream.raw
+    detections: list[Event] = []
+    apart = {**options, "max_span": None}  # (the keyed stage checked the spans)
+    engine: Engine
+    if reads is None:  # nothing keyed: one engine
+        engine = Engine(program, knowledge=knowledge, **options)
+    elif not plan.feeds:  # the keyed stage sends nothing: the input events only
+        engine = StageEngine(program, remainder, marking=False, knowledge=knowledge, **apart)
+    else:
+        engine = GlobalStage(program, remainder, knowledge=knowledge, **apart)
+        rules = _derivations(program, plan.partitioning.keyed, engine, knowledge, options)
+        derived: list[Derived] = []
+        for path in sorted(runs.glob("derived-*")):
+            derived += [(seq, [revive(d, rules) for d in ds], p) for seq, ds, p in _chunks(path)]
+        detections += run_global(engine, raw, derived, reads)
+    if not plan.feeds:
+        push = engine.push
+        for _, event in raw:
+            detections += push(event)
+    if stream.until > engine.now:
+        detections += engine.advance(stream.until)
+    return detections
 
 
 def _derivations(
-    program: Program, keyed: tuple[int, ...], engine: Engine, options: dict[str, Any]
+    program: Program,
+    keyed: tuple[int, ...],
+    engine: Engine,
+    knowledge: Knowledge | None,
+    options: dict[str, Any],
 ) -> Derivations | None:
     """With ``explain``: the rules that read the keyed stage's derivations (its rules first,
     at the places the executors name them) and the global stage's, as
     :class:`~reasoner.runtime.parallel.ParallelEngine` reads its workers'."""
     if not options.get("explain"):
         return None
-    copy = StageEngine(program, keyed, marking=False, knowledge=engine.knowledge, **options)
+    copy = StageEngine(program, keyed, marking=False, knowledge=knowledge, **options)
     return Derivations.of(copy, engine)
 
 
@@ -516,7 +630,6 @@ class _KeyedTask:
         found: list[tuple[Any, ...]] = []
         fed: list[Derived] = []
         reads = self.reads
-        rules = derivations(self.stage)
         for items in groups.values():
             items.sort(key=_end_seq)
             derived, _ = detect(self.stage, ((seq, e) for _, seq, e in items), self.until)
@@ -525,6 +638,8 @@ class _KeyedTask:
                 if reads and any((d[0], len(d[1])) in reads for d in plain):
                     fed.append((seq, plain, paths))
         folder = Path(self.runs)
+        # (an empty partition compiles nothing: a small archive leaves some keyless)
+        rules = derivations(self.stage) if found else None
         detections = [revive(d, rules) for d in found]
         try:
             _dump(folder / f"run-{index:05d}", formatted_run(detections, TimeStyle(self.iso)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from reasoner.errors import EngineError
 from reasoner.knowledge.base import Knowledge, Procedure
@@ -228,6 +229,11 @@ class DerivedKnowledge:
             )
             for key, rules in strata.on_demand.items()
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (shipped to a Spark executor), it leaves its compiled on-demand rules
+        behind (closures): the copy compiles them again from the strata."""
+        return DerivedKnowledge, (self.base, self.model, self.strata, self.prefixes)
 
     def defines(self, predicate: str, arity: int) -> bool:
         """Whether the predicate is materialised, on demand, or known to the base."""

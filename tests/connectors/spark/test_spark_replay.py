@@ -240,7 +240,7 @@ def test_parquet_output_holds_the_json_lines_detections(
 
 
 def test_benchmark_quick_run_compares_equal_outputs(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import importlib.util
 
@@ -257,8 +257,9 @@ def test_benchmark_quick_run_compares_equal_outputs(
     found = json.loads(out.read_text())["replay"]
     [size] = found["sizes"]
     assert (size["stations"], size["events"], size["equal"]) == (3, 3 * 36, True)
-    kernels = found["keyed_stage"]
-    assert kernels["rdd_mapPartitions"]["records"] == kernels["applyInPandas"]["records"]
+    # Spark's fixed cost was measured apart, on one reading, and taken off
+    assert size["spark_net"]["wall_s"] == size["spark"]["wall_s"] - size["spark_fixed"]["wall_s"]
+    assert size["engine_events_per_s"] > 0
 
 
 def test_knowledge_reaches_the_keyed_rules_on_the_executors(
@@ -301,6 +302,42 @@ def test_knowledge_reaches_the_keyed_rules_on_the_executors(
     assert (out / "detections.jsonl").read_text() == expected.read_text()
     # s1 is over 30 at t = 3, 4, 5; s2 over 20 at t = 0, 1, 2: 3 hot and 3 pairs each
     assert len(expected.read_text().splitlines()) == 12
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_the_programs_facts_and_rules_reach_the_keyed_rules_on_the_executors(
+    spark: SparkSession, tmp_path: Path, explain: bool
+) -> None:
+    # The driver builds the knowledge of the facts and Horn rules (over/2 answered on demand)
+    # once; the executors get the program without its facts (with --explain, with them: a
+    # derivation names the line of each fact it used).
+    rules = tmp_path / "r.event"
+    rules.write_text(
+        "limit(s1, 30).\nlimit(s2, 20).\nover(V, L) :- D is V - L, D > 0.\n"
+        "hot(S, T) <- reading(S, T, V) WHERE limit(S, L), over(V, L).\n"
+        "pair(S, T1, T2) <- hot(S, T1) SEQ hot(S, T2).\n"
+    )
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        "".join(
+            json.dumps({"name": "reading", "args": [s, t, v], "time": t}) + "\n"
+            for t in range(6)
+            for s, v in (("s1", 25 + 2 * t), ("s2", 25 - 2 * t))
+        )
+    )
+    flags = ["--explain"] if explain else []
+    expected = tmp_path / "run.jsonl"
+    status, _ = _reasoner_run(
+        str(rules), "--events", str(events), *flags, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    argv = ["spark", "replay", str(rules), "--events", str(events), *flags, "--out", str(out)]
+    assert main(argv) == 0
+    assert (out / "detections.jsonl").read_text() == expected.read_text()
+    lines = expected.read_text().splitlines()
+    assert len(lines) == 12  # 3 hot and 3 pairs per station
+    assert not explain or f"{rules}:1:" in expected.read_text()  # limit(s1, 30) named
 
 
 def test_rule_changing_actions_run_in_one_engine_as_reasoner_run(
