@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -272,7 +273,7 @@ def replay(args: argparse.Namespace) -> int:
     Returns:
         0, or 3 (:data:`SKIPPED`) when lines were skipped. Errors raise ReasonerError.
     """
-    from connectors.spark.replay import Archive, check_files, replay
+    from connectors.spark.replay import Archive, check_files, keyed_knowledge, replay
     from connectors.spark.session import get_session
     from reasoner.language.loader import load_rules
 
@@ -291,7 +292,10 @@ def replay(args: argparse.Namespace) -> int:
         "explain": args.explain,
     }
     knowledge = _knowledge(args, program)
-    spark = get_session(master=args.master)
+    with ThreadPoolExecutor(1) as pool:  # (the knowledge is built while the JVM starts)
+        built = pool.submit(keyed_knowledge, program, options, knowledge)
+        spark = get_session(master=args.master, quick_start=True)
+        knowledge = built.result()
     archive = Archive(files, args.format, program, args.rdf_time, args.max_span)
     result = replay(
         spark.sparkContext,

@@ -167,11 +167,8 @@ def replay(
     """
     program = archive.program
     plan = _plan(program, options["policy"], sc.defaultParallelism)
-    if plan.n and knowledge is None:
-        # The keyed engines would each evaluate the program's facts and Horn rules: here
-        # once instead, and the executors get the program without its ground facts
-        # (thousands of them cost seconds to ship and unpack per task).
-        knowledge = program_knowledge(program)
+    if plan.n:
+        knowledge = keyed_knowledge(program, options, knowledge)
     shipped = replace(archive, program=executor_program(program, options))
     log(f"reading {len(archive.files)} files")
     shuffled = _shuffle(sc, shipped, plan)
@@ -197,6 +194,27 @@ def replay(
         unmatched=stream.unmatched,
         runs=runs,
     )
+
+
+def keyed_knowledge(
+    program: Program, options: dict[str, Any], knowledge: Knowledge | None
+) -> Knowledge | None:
+    """The knowledge :func:`replay` gives the keyed stage: ``knowledge``, else, when the
+    program partitions, its facts and Horn rules evaluated. The keyed engines would each
+    evaluate them; :func:`replay` does it once, in the driver (or takes what this gave
+    earlier, e.g. built while Spark starts), and the executors get the program without its
+    facts (:func:`executor_program`): thousands of facts cost seconds to ship and unpack.
+
+    >>> from reasoner.language.parser import parse
+    >>> program = parse("near(a, b). c(X, Y) <- e(X) WHERE near(X, Y).")
+    >>> list(keyed_knowledge(program, {"policy": "unrestricted"}, None).solve("near", ("a", None)))
+    [('a', 'b')]
+    >>> keyed_knowledge(parse("p. c <- e WHERE p."), {"policy": "unrestricted"}, None) is None
+    True
+    """
+    if knowledge is not None or not analyse(program, options["policy"]).partitioned:
+        return knowledge
+    return program_knowledge(program)
 
 
 def executor_program(program: Program, options: dict[str, Any]) -> Program:

@@ -337,7 +337,7 @@ def test_the_programs_facts_and_rules_reach_the_keyed_rules_on_the_executors(
     assert (out / "detections.jsonl").read_text() == expected.read_text()
     lines = expected.read_text().splitlines()
     assert len(lines) == 12  # 3 hot and 3 pairs per station
-    assert not explain or f"{rules}:1:" in expected.read_text()  # limit(s1, 30) named
+    assert not explain or f'"rule":"{rules}:2"' in expected.read_text()  # limit(s2, 20)
 
 
 def test_rule_changing_actions_run_in_one_engine_as_reasoner_run(
