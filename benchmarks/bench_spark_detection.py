@@ -186,9 +186,10 @@ def _own_cpu(pid: int) -> float:
 
 def run_one(rules: list[Path], folder: Path, out: Path) -> dict[str, Any]:
     """``reasoner run`` (one process), end to end."""
-    argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules)]
-    argv += ["--format", "mesowest", "--events", str(folder), "--output", str(out)]
-    return timed_command(argv)
+    argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules), "--format", "mesowest"]
+    for file in sorted(folder.iterdir()):
+        argv += ["--events", str(file)]
+    return timed_command([*argv, "--output", str(out)])
 
 
 def run_spark(rules: list[Path], folder: Path, out: Path) -> dict[str, Any]:

@@ -517,6 +517,9 @@ def _route(
     ``(_GLOBAL, seq, event, None)`` in partition ``n``, and so are the rejects, the files'
     counts, the events rejected on reading and (as a stub, for the times only) the events no
     rule reads."""
+    # Each key's partition, hashed once per task: keys repeat (and values equal in Python,
+    # such as 1 and 1.0, have one owner anyway).
+    owners: dict[Any, int] = {}
     for record in records:
         if record[0] != _EVENT or record[3] is not None:
             yield n, record
@@ -526,7 +529,10 @@ def _route(
         position = keys.get(kind)
         if position is not None:
             key = event[1][position]
-            yield key_owner(key, n), (_KEYED, seq, tuple(event), key)
+            owner = owners.get(key)
+            if owner is None:
+                owner = owners[key] = key_owner(key, n)
+            yield owner, (_KEYED, seq, tuple(event), key)
         if raw_types is None or kind in raw_types:
             yield n, (_GLOBAL, seq, event, None)
         elif position is None:
