@@ -54,7 +54,7 @@ from reasoner.compiler.partition import EventType, Partitioning, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import program_knowledge
-from reasoner.language.ast import Program, StaticRule, event_arities
+from reasoner.language.ast import Facts, Program, Statement, StaticRule, event_arities
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
@@ -203,7 +203,7 @@ def keyed_knowledge(
     program partitions, its facts and Horn rules evaluated. The keyed engines would each
     evaluate them; :func:`replay` does it once, in the driver (or takes what this gave
     earlier, e.g. built while Spark starts), and the executors get the program without its
-    facts (:func:`executor_program`): thousands of facts cost seconds to ship and unpack.
+    facts (:func:`executor_program`).
 
     >>> from reasoner.language.parser import parse
     >>> program = parse("near(a, b). c(X, Y) <- e(X) WHERE near(X, Y).")
@@ -224,12 +224,18 @@ def executor_program(program: Program, options: dict[str, Any]) -> Program:
 
     >>> from reasoner.language.parser import parse
     >>> program = parse("near(a, b). far(X) :- near(X, _). c(X) <- e(X) WHERE far(X).")
-    >>> len(executor_program(program, {}).statements), len(program.statements)
-    (2, 3)
+    >>> len(executor_program(program, {}).static_rules), len(program.static_rules)
+    (1, 2)
     """
     if options.get("explain"):
         return program
-    return Program(tuple(s for s in program.statements if not isinstance(s, StaticRule) or s.body))
+    return Program(tuple(s for s in program.statements if not _is_fact(s)))
+
+
+def _is_fact(statement: Statement) -> bool:
+    return isinstance(statement, Facts) or (
+        isinstance(statement, StaticRule) and not statement.body
+    )
 
 
 def make_stage(
