@@ -161,18 +161,19 @@ def timed_command(argv: list[str]) -> dict[str, Any]:
     """Run a command (niced, from the repository root): wall seconds, and CPU seconds of its
     whole process tree (the JVM and Spark's Python workers too) and of its first process
     (the driver), sampled every 0.1 s until it exits."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        ["nice", *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    tree = own = 0.0
-    while child.poll() is None:
-        tree, own = max(tree, _tree_cpu(child.pid)), max(own, _own_cpu(child.pid))
-        time.sleep(0.1)
-    wall = time.perf_counter() - started
-    stderr = child.stderr.read() if child.stderr else ""
-    if child.returncode not in (0, 3):
-        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}):\n{stderr}")
+    with tempfile.TemporaryFile("w+") as errors:  # (a pipe could fill and stop the child)
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            ["nice", *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors, text=True
+        )
+        tree = own = 0.0
+        while child.poll() is None:
+            tree, own = max(tree, _tree_cpu(child.pid)), max(own, _own_cpu(child.pid))
+            time.sleep(0.1)
+        wall = time.perf_counter() - started
+        if child.returncode not in (0, 3):
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}):\n{errors.read()}")
     return {"wall_s": wall, "cpu_s": tree, "driver_cpu_s": own}
 
 
