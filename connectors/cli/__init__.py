@@ -30,6 +30,7 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
+from connectors.events.stopping import Interrupted
 from reasoner.errors import ReasonerError
 
 #: Every sub-command's name and the module whose ``register(subparsers)`` adds it, in help order.
@@ -100,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print("reasoner: standard output closed early (broken pipe)", file=sys.stderr)
         return 141
-    except KeyboardInterrupt:
+    except Interrupted as stopped:  # a stop signal while waiting, e.g. during start-up
+        print(f"reasoner: {stopped}", file=sys.stderr)
+        return stopped.status
+    except KeyboardInterrupt:  # Ctrl-C in a command that does not handle the stop signals
         print("reasoner: interrupted", file=sys.stderr)
         return 130
     except (ReasonerError, OSError) as exc:

@@ -27,10 +27,9 @@ import argparse
 import os
 import stat
 import sys
-from collections.abc import Sequence
 from contextlib import ExitStack, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from connectors.cli.options import (
     add_engine_options,
@@ -41,37 +40,22 @@ from connectors.cli.options import (
     check_refresh,
     knowledge_base,
 )
-from connectors.events.bindings import BindingsWriter
-from connectors.events.inputs import FORMATS, open_events, rdf_options
-from connectors.events.jsonl import JsonLinesWriter
-from connectors.events.merge import merge_streams
-from connectors.events.rejects import Position, Rejected
-from connectors.events.times import TimeStyle
-from connectors.rdf.writer import RDF_SYNTAXES, RdfWriter
-from reasoner.errors import EventError, ReasonerError
-from reasoner.runtime.events import Event
+from connectors.events.inputs import FORMATS
+from connectors.events.run_session import SKIPPED, STOPPED, RunInput, RunOutput
+from connectors.rdf.writer import RDF_SYNTAXES
+from reasoner.errors import ReasonerError
 from reasoner.server.config import LOOPBACK
-from reasoner.values import Time
 
 if TYPE_CHECKING:
     from connectors.events.checkpoints import Checkpoints, Resume
-    from connectors.events.refresh import Refresher
-    from connectors.events.serving import Publish
     from connectors.events.watch import RuleWatcher
     from reasoner.language.ast import Program
     from reasoner.language.epsparql import CompiledQuery
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
+    from reasoner.values import Time
 
-
-_Writer = JsonLinesWriter | RdfWriter | BindingsWriter
-
-#: The exit statuses of a run that ended (the others are the command's, see ``reasoner -h``).
-SKIPPED, STOPPED = 3, 4
-
-
-class _Stop(Exception):
-    """--strict: a bad line or a rejected event ends the stream."""
+__all__ = ["SKIPPED", "STOPPED", "register", "run"]
 
 
 def register(subparsers: Any) -> None:
@@ -248,23 +232,56 @@ def _add_checkpoints(group: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Replay the events through the rules and write the detections.
+    """Replay the events through the rules and write the detections (a
+    :class:`~connectors.events.run_session.RunSession`; SIGINT and SIGTERM stop it
+    gracefully, :mod:`connectors.events.stopping`).
 
     Args:
         args: the parsed ``run`` options.
     Returns:
         0; 3 (:data:`SKIPPED`) when input lines were skipped; 4 (:data:`STOPPED`) when
-        ``--strict`` stopped at one; 130 when interrupted (Ctrl-C); in each case after writing
-        what was derived and the summary. An error raises :class:`ReasonerError` (status 1).
+        ``--strict`` stopped at one; 130 (SIGINT, Ctrl-C) or 143 (SIGTERM) when stopped by a
+        signal; in each case after writing what was derived and the summary. An error raises
+        :class:`ReasonerError` (status 1).
 
     >>> parser = argparse.ArgumentParser()
     >>> register(parser.add_subparsers())
     >>> run(parser.parse_args(["run", "rules/stock_ticker.event"]))  # doctest: +SKIP
     0
     """
-    from reasoner.language.loader import load_rules
+    from connectors.events.run_session import RunSession
+    from connectors.events.stopping import graceful_stop
 
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    _check(args)
+    with graceful_stop() as stop, ExitStack() as stack:
+        checkpoints, resume = _checkpoints(args, lateness)
+        # (first: it notes the files' times before it reads them)
+        watcher = _watcher(args, None if resume is None else resume.rules)
+        program, query = _program(args, watcher)
+        kb = knowledge_base(args, program, progress=True)
+        with stop.deferred():  # the --workers start whole (and are stopped by the stack)
+            engine = _engine(args, program, None if kb is None else kb.current(), lateness)
+            if args.workers is not None:
+                stack.enter_context(engine)  # type: ignore[arg-type]
+        session = RunSession(
+            engine,
+            program,
+            _input(args),
+            _output(args, query),
+            query=query,
+            knowledge=kb,
+            refresh_every=args.refresh_every,
+            watcher=watcher,
+            checkpoints=checkpoints,
+            resume=resume,
+            stop=stop,
+        )
+        return session.run()
+
+
+def _check(args: argparse.Namespace) -> None:
+    """The usage errors no parser catches (before anything is read)."""
     if args.host is not None and args.serve is None:
         raise ReasonerError("--host needs --serve: nothing to serve")
     if args.speed is not None and not args.speed > 0:
@@ -276,178 +293,51 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonerError("give rule files, or a query with --query")
     if args.only and args.query is not None:
         raise ReasonerError("--only does not go with --query: the query's results are written")
-    checkpoints, resume = _checkpoints(args, lateness)
-    # (first: it notes the files' times before it reads them)
-    watcher = _watcher(args, None if resume is None else resume.rules)
+
+
+def _program(
+    args: argparse.Namespace, watcher: RuleWatcher | None
+) -> tuple[Program, CompiledQuery | None]:
+    """The rules (the watcher's, with --watch-rules) and the --query, compiled into them."""
+    from reasoner.language.loader import load_rules
+
     if watcher is not None:
         program = watcher.program()
     else:
         program = load_rules([Path(path) for path in args.rules])  # files, never rule text
-    query = None
-    if args.query is not None:
-        from reasoner.language.epsparql import load_query
+    if args.query is None:
+        return program, None
+    from reasoner.language.epsparql import load_query
 
-        query = load_query(args.query, program)
-        program = program + query.program
-    kb = knowledge_base(args, program, progress=True)
-    engine = _engine(args, program, None if kb is None else kb.current(), lateness)
-    if resume is not None:
-        if watcher is not None:  # the engine's rules as the checkpoint's were
-            watcher.replay(engine)  # type: ignore[arg-type]
-        engine.restore(resume.engine)
-        from connectors.events.checkpoints import cut_output
+    query = load_query(args.query, program)
+    return program + query.program, query
 
-        cut_output(args.output, resume.output_bytes)
-    counts = {"written": 0, "refused": 0, "malformed": 0}
-    if resume is not None:
-        counts.update(resume.counts)
-    skip = 0 if resume is None else resume.position
-    position = 0
-    style = TimeStyle()
 
-    def on_reject(item: Rejected) -> None:
-        if position >= skip:  # (lines before the resumed position were reported already)
-            counts["malformed"] += 1
-            print(f"skipped {item}", file=sys.stderr)
-            if args.strict:
-                raise _Stop
-
-    only = set(args.only or ()) if query is None else {head for head, _ in query.heads}
-    interrupted = stopped = False
-    try:
-        with ExitStack() as stack:
-            if args.workers is not None:  # a ParallelEngine: its worker processes stop at the end
-                stack.enter_context(engine)  # type: ignore[arg-type]
-            publish: Publish = _unpublished
-            if args.serve is not None:
-                from connectors.events.serving import detections_endpoint
-
-                # Entered first, so closed last: the output is complete while --keep-serving
-                # waits.
-                publish = stack.enter_context(
-                    detections_endpoint(
-                        args.serve,
-                        kb,
-                        keep_serving=args.keep_serving,
-                        style=style,
-                        host=args.host or LOOPBACK,
-                    )
-                )
-                if query is not None:  # the query's results only, as they are written
-                    publish = _selected(publish, only)
-            out: TextIO = (
-                sys.stdout
-                if args.output == "-"
-                else stack.enter_context(
-                    open(args.output, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
-                )
-            )
-            writer = _writer(args.output_format, out, style, query)
-            refresher: Refresher | None = None
-            if kb is not None:
-                from connectors.events.refresh import Refresher
-
-                refresher = stack.enter_context(Refresher(kb, args.refresh_every))
-            rdf = rdf_options(args.format, args.rdf_time, program)
-            paths = args.events or ["-"]
-            from reasoner.language.ast import event_arities
-
-            arities = event_arities(program)
-            positions: list[Position] = []  # where each reader is, to name a rejected event's line
-            streams = [
-                open_events(path, args.format, style, on_reject, rdf, arities, positions)
-                for path in paths
-            ]
-            # Detections are written a batch at a time, unless someone may be waiting for them.
-            live = out.isatty() or "-" in paths
-            batch, pending = (1 if live else 1024), []
-            push = engine.push
-            events = merge_streams(*streams)
-            if args.speed is not None:
-                from connectors.events.pace import paced
-
-                events = paced(events, args.speed)
-            try:
-                for event in events:
-                    position += 1
-                    if position <= skip:
-                        continue
-                    if refresher is not None:
-                        refresher.poll(engine)
-                    if watcher is not None:
-                        watcher.poll(engine)  # type: ignore[arg-type]
-                    try:
-                        detections = push(event)
-                    except EventError as error:
-                        counts["refused"] += 1
-                        print(f"skipped {_rejected(positions, event, error)}", file=sys.stderr)
-                        if args.strict:
-                            raise _Stop from None
-                        detections = []
-                    if detections:
-                        publish(detections)
-                        pending += detections
-                        if len(pending) >= batch:
-                            counts["written"] += _write(writer, pending, only)
-                            pending = []
-                    if checkpoints is not None and checkpoints.due():
-                        counts["written"] += _write(writer, pending, only)
-                        pending = []
-                        rules = None if watcher is None else watcher.history()
-                        checkpoints.save(engine.snapshot(), position, out, counts, rules)
-            except KeyboardInterrupt:  # Ctrl-C: what was derived is written, then the summary
-                interrupted = True
-            except _Stop:  # --strict, at a bad line: the same
-                stopped = True
-            # A stream cut short has no end: nothing is derived from its end.
-            final = [] if interrupted or stopped else engine.flush()
-            if args.until is not None and not (interrupted or stopped):
-                until = int(args.until) if args.until.is_integer() else args.until
-                if until > engine.now:  # (with --workers, what ends at T is final at flush)
-                    final += engine.advance(until) + engine.flush()
-            publish(final)
-            counts["written"] += _write(writer, pending + final, only)
-    except BrokenPipeError:
-        raise  # the reader went away: main reports it
-    except OSError as exc:  # the output cannot be opened or written (a folder, a full disk)
-        if exc.filename not in (None, args.output):
-            raise
-        raise ReasonerError(f"{args.output}: cannot write detections: {exc.strerror}") from exc
-    if checkpoints is not None and not (interrupted or stopped):  # a cut run resumes from it
-        checkpoints.remove()
-    stats = engine.stats()
-    extra = f", {rdf['counts'].unmatched} graphs matched no mapping" if rdf else ""
-    unread: dict[str, int] = getattr(engine, "unread", dict)()  # (not with --workers)
-    if unread:
-        names = ", ".join(f"{name} ({count})" for name, count in sorted(unread.items()))
-        extra += f", events no rule reads: {names}"
-    if watcher is not None and (watcher.reloaded or watcher.failed):
-        extra += f", rules reloaded {watcher.reloaded} times"
-        extra += f" ({watcher.failed} reloads refused)" if watcher.failed else ""
-    if refresher is not None and (refresher.refreshed or refresher.failed):
-        extra += f", knowledge refreshed {refresher.refreshed} times"
-        extra += f" ({refresher.failed} refreshes failed)" if refresher.failed else ""
-    print(
-        f"{stats.events_in} events, {counts['written']} detections written, "
-        f"{counts['malformed']} malformed lines and {counts['refused']} rejected events "
-        f"skipped{extra}{', interrupted' if interrupted else ''}"
-        f"{', stopped at the first (--strict)' if stopped else ''}",
-        file=sys.stderr,
+def _input(args: argparse.Namespace) -> RunInput:
+    until = args.until
+    if until is not None and until.is_integer():
+        until = int(until)
+    return RunInput(
+        paths=args.events or ["-"],
+        fmt=args.format,
+        rdf_time=args.rdf_time,
+        speed=args.speed,
+        until=until,
+        strict=args.strict,
     )
-    if interrupted:
-        return 130
-    if stopped:
-        return STOPPED
-    return SKIPPED if counts["malformed"] or counts["refused"] else 0
 
 
-def _selected(publish: Publish, names: set[str]) -> Publish:
-    """``publish`` for the detections named ``names`` only."""
-    return lambda detections: publish([d for d in detections if d.name in names])
-
-
-def _unpublished(detections: Sequence[Event]) -> None:
-    """Without --serve, detections are only written."""
+def _output(args: argparse.Namespace, query: CompiledQuery | None) -> RunOutput:
+    """Where and what to write: with --query, the query's results only."""
+    only = frozenset(args.only or ()) if query is None else frozenset(h for h, _ in query.heads)
+    return RunOutput(
+        path=args.output,
+        fmt=args.output_format,
+        only=only,
+        serve=args.serve,
+        host=args.host or LOOPBACK,
+        keep_serving=args.keep_serving,
+    )
 
 
 def _watcher(args: argparse.Namespace, history: dict[str, Any] | None) -> RuleWatcher | None:
@@ -471,15 +361,6 @@ def _slow(paths: list[str]) -> bool:
             if not stat.S_ISREG(os.stat(path).st_mode):
                 return True
     return False
-
-
-def _rejected(positions: list[Position], event: Event, error: EventError) -> str:
-    """An event the engine refused, with the file and line it came from (found only now: a
-    merged stream's event is its reader's last)."""
-    for where in positions:
-        if where.holds(event):
-            return str(where.rejected(str(error)))
-    return f"event: {error}"  # (no reader yielded it last)
 
 
 def _engine(
@@ -563,16 +444,3 @@ def _checkpoints(
     fingerprint = run_fingerprint(sources, args.events or ["-"], options)
     checkpoints = Checkpoints(args.checkpoint, fingerprint, Every.parse(args.checkpoint_every))
     return checkpoints, checkpoints.load()
-
-
-def _write(writer: _Writer, detections: list[Event], only: set[str]) -> int:
-    selected = [d for d in detections if d.name in only] if only else detections
-    return writer.write_all(selected)
-
-
-def _writer(fmt: str, out: TextIO, style: TimeStyle, query: CompiledQuery | None) -> _Writer:
-    if fmt != "jsonl":
-        return RdfWriter(out, fmt, style)
-    if query is not None:
-        return BindingsWriter(out, query.variables, query.heads, style)
-    return JsonLinesWriter(out, style)

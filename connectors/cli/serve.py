@@ -1,20 +1,24 @@
 """``reasoner serve``: the SPARQL endpoint from the command line.
 
-Serves an on-disk store or files loaded into memory until interrupted (Ctrl-C: exit 0).
+Serves an on-disk store or files loaded into memory until stopped by SIGINT (Ctrl-C) or
+SIGTERM: the requests in flight are answered, then it exits 0
+(:mod:`connectors.events.stopping`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import ReasonerError
 from reasoner.modes import REGIMES
 from reasoner.server.config import EndpointConfig
+
+if TYPE_CHECKING:
+    from reasoner.server.app import SparqlServer
 
 #: The environment variable that may hold the access token (keeps it out of ``ps``).
 TOKEN_ENV = "REASONER_ACCESS_TOKEN"
@@ -86,20 +90,21 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the knowledge, then serve until interrupted.
+    """Open the knowledge, then serve until SIGINT (Ctrl-C) or SIGTERM.
 
     Args:
         args: the parsed ``serve`` options.
     Returns:
-        0 after Ctrl-C; a user error raises :class:`ReasonerError` (exit status 1).
+        0 once stopped by a signal (the requests in flight are answered first, within the
+        query time limit); a user error raises :class:`ReasonerError` (exit status 1), a
+        signal while the knowledge loads raises ``Interrupted`` (130 or 143).
 
     >>> parser = argparse.ArgumentParser()
     >>> register(parser.add_subparsers())
     >>> run(parser.parse_args(["serve", "--store", "kb"]))  # doctest: +SKIP
     0
     """
-    from reasoner.knowledge.versions import KnowledgeBase
-    from reasoner.server.app import SparqlServer
+    from connectors.events.stopping import graceful_stop
 
     config = EndpointConfig(
         host=args.host,
@@ -112,20 +117,36 @@ def run(args: argparse.Namespace) -> int:
         read_timeout_s=args.read_timeout,
         allow_service=args.allow_service,
     )
+    with graceful_stop() as stop:
+        server = _server(args, config)
+        try:
+            mode = "read-write with the access token" if config.access_token else "read-only"
+            print(
+                f"SPARQL endpoint at {server.url} ({mode}), query page {server.page_url()}; "
+                "Ctrl-C stops it",
+                file=sys.stderr,
+                flush=True,
+            )
+            stop.wait()  # serving is this command's life: a signal is its normal end
+        finally:
+            # A query in flight is answered by its time limit (with a 503 past it).
+            cut = server.stop(grace_s=config.query_timeout_s + 1)
+    if cut:
+        print(f"reasoner: {cut} requests were still being answered, cut", file=sys.stderr)
+    return 0
+
+
+def _server(args: argparse.Namespace, config: EndpointConfig) -> SparqlServer:
+    """The endpoint over the knowledge, serving in a background thread (the main thread
+    waits for the stop signals)."""
+    from reasoner.knowledge.versions import KnowledgeBase
+    from reasoner.server.app import SparqlServer
+
     # What `reasoner run` reads, so plain patterns see the same inferred triples.
     knowledge = KnowledgeBase(
         args.knowledge or (), store_path=args.store, entailment=args.entailment
     )
-    server = SparqlServer(knowledge, config).bind()
-    mode = "read-write with the access token" if config.access_token else "read-only"
-    print(
-        f"SPARQL endpoint at {server.url} ({mode}), query page {server.page_url()}; "
-        "Ctrl-C stops it",
-        file=sys.stderr,
-    )
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is the normal way to stop
-        server.serve_forever()
-    return 0
+    return SparqlServer(knowledge, config).start()
 
 
 def _token(path: Path | None) -> str | None:

@@ -11,12 +11,11 @@ of it becomes visible atomically (with the published detections carried over).
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from connectors.events.stopping import GracefulStop, graceful_stop
 from connectors.events.times import TimeStyle
 from reasoner.runtime.events import Event
 from reasoner.server.config import LOOPBACK
@@ -35,6 +34,7 @@ def detections_endpoint(
     keep_serving: bool = False,
     style: TimeStyle | None = None,
     host: str = LOOPBACK,
+    stop: GracefulStop | None = None,
 ) -> Iterator[Publish]:
     """Serve ``knowledge`` and published detections on ``host:port`` for the block.
 
@@ -43,10 +43,13 @@ def detections_endpoint(
             endpoint (``publish`` then does nothing).
         knowledge: what to serve besides the detections (None: detections only).
         keep_serving: when the block ends normally, keep serving until SIGINT (Ctrl-C) or
-            SIGTERM; must then run in the main thread.
+            SIGTERM; must then run in the main thread. Not when ``stop`` was requested
+            during the block: the command is stopping.
         style: the readers' :class:`TimeStyle`: instants get their date-time only when the
             input used ISO-8601 times (default: always).
         host: the interface to listen on (default loopback: nothing exposed by accident).
+        stop: the command's :class:`GracefulStop`, if it has one (else ``keep_serving``
+            installs its own while it waits).
     Returns:
         a context manager giving ``publish(detections)``.
     Raises:
@@ -77,31 +80,24 @@ def detections_endpoint(
 
         yield publish
         server.finish_replay()
-        if keep_serving:
+        if keep_serving and not (stop is not None and stop.requested):
             sys.stdout.flush()  # detections written so far are complete before the wait
-            _wait_for_interrupt(f"replay done; serving {server.url} until interrupted (Ctrl-C)")
+            _serve_until_stopped(
+                stop, f"replay done; serving {server.url} until interrupted (Ctrl-C)"
+            )
     finally:
-        server.stop()
+        # The requests in flight are answered (a query by its time limit) before it closes.
+        server.stop(grace_s=server.config.query_timeout_s + 1)
 
 
-def _wait_for_interrupt(announce: str) -> None:
-    """Say ``announce`` on stderr, then block until SIGINT or SIGTERM.
-
-    Both are set to raise KeyboardInterrupt meanwhile: SIGTERM is how supervisors (and tests)
-    stop a server, and a process started in the background of a shell inherits an ignored
-    SIGINT. The announcement comes after, so whoever reads it may signal at once.
-    """
-    previous = {
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
-        signal.SIGTERM: signal.signal(signal.SIGTERM, signal.default_int_handler),
-    }
-    try:
-        with contextlib.suppress(KeyboardInterrupt):
-            print(announce, file=sys.stderr, flush=True)
-            threading.Event().wait()  # a signal interrupts the wait in the main thread
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+def _serve_until_stopped(stop: GracefulStop | None, announce: str) -> None:
+    """Say ``announce`` on stderr, then block until SIGINT or SIGTERM (``stop``'s, or a
+    :func:`graceful_stop` of its own): a process started in the background of a shell
+    inherits an ignored SIGINT, and SIGTERM is how supervisors stop a server. The
+    announcement comes after the handlers are set, so whoever reads it may signal at once."""
+    with contextlib.nullcontext(stop) if stop is not None else graceful_stop() as waiting:
+        print(announce, file=sys.stderr, flush=True)
+        waiting.wait()
 
 
 def _discard(detections: Sequence[Event]) -> None:

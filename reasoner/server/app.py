@@ -22,7 +22,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -103,6 +104,10 @@ class SparqlServer:
         self._streams = threading.BoundedSemaphore(self.config.query_workers)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # Requests between their request line and their answer's last byte: stop() waits
+        # for them (within its grace), not for idle keep-alive connections.
+        self._answering = 0
+        self._answered = threading.Condition()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -148,23 +153,51 @@ class SparqlServer:
         return self
 
     def serve_forever(self) -> None:
-        """Serve in the calling thread until :meth:`stop` or KeyboardInterrupt (the CLI)."""
+        """Serve in the calling thread until :meth:`stop` or KeyboardInterrupt."""
         httpd = self._listen()
         try:
             httpd.serve_forever()
         finally:
             self._close()
 
-    def stop(self) -> None:
-        """Stop serving, close the socket and drop queued queries (running ones finish)."""
+    def stop(self, grace_s: float = 0.0) -> int:
+        """Stop serving: end the live streams, take no new connection, let the requests being
+        answered finish for up to ``grace_s`` seconds, close the socket.
+
+        Args:
+            grace_s: how long to wait for requests in flight (0: not at all; a request still
+                running is cut when the process ends).
+        Returns:
+            how many requests were still being answered when it stopped waiting.
+
+        >>> SparqlServer(Store(), EndpointConfig(port=0)).start().stop(grace_s=5)  # doctest: +SKIP
+        0
+        """
         self.live.close()
         if self._httpd is None:
-            return
+            return 0
         self._httpd.shutdown()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        with self._answered:
+            self._answered.wait_for(lambda: self._answering == 0, timeout=grace_s)
+            left = self._answering
         self._close()
+        return left
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Count one request as in flight for the block (the handler's, from its request line
+        to its answer): :meth:`stop` waits for these."""
+        with self._answered:
+            self._answering += 1
+        try:
+            yield
+        finally:
+            with self._answered:
+                self._answering -= 1
+                self._answered.notify_all()
 
     def _close(self) -> None:
         if self._httpd is not None:
@@ -453,7 +486,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.settimeout(self.endpoint.config.read_timeout_s)
 
     def _dispatch(self) -> None:
-        self._serve(self.command)
+        with self.endpoint.answering():
+            self._serve(self.command)
 
     # Methods the endpoint knows get their 405 (with Allow) from respond(); others get 501.
     do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _dispatch
