@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
@@ -38,6 +41,7 @@ from connectors.cli.options import (
 )
 from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS, REGISTRY, format_names
+from connectors.events.stopping import GracefulStop, Interrupted
 from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, TIE_BREAKS
 from reasoner.server.config import LOOPBACK
@@ -216,10 +220,14 @@ def trigger(text: str) -> dict[str, Any]:
 
 
 def stream(args: argparse.Namespace) -> int:
-    """Run the streaming query; the exit status (see the epilog)."""
-    from connectors.events.serving import detections_endpoint
-    from connectors.events.times import TimeStyle
-    from reasoner.language.loader import load_rules
+    """Run the streaming query; the exit status (see the epilog).
+
+    SIGINT or SIGTERM during start-up ends it at once (``Interrupted``); while the query
+    runs, the first one stops the query after its micro-batch in hand (each batch's outputs
+    are written whole, and the checkpoint resumes after the last one), then the summary is
+    printed and the status is 130 or 143.
+    """
+    from connectors.events.stopping import graceful_stop
 
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     if lateness < 0:
@@ -231,6 +239,27 @@ def stream(args: argparse.Namespace) -> int:
         raise ReasonerError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if not Path(args.source).is_dir():
         raise ReasonerError(f"{args.source}: no such folder (--source)")
+    with graceful_stop() as stop:
+        counts = _stream(args, lateness, when, stop)
+    print(
+        f"{counts['events']} events, {counts['detection']} detections written, "
+        f"{counts['late']} late events and {counts['reject']} rejected lines written aside, "
+        f"in {counts['batches']} micro-batches{', ' + stop.reason if stop.requested else ''}",
+        file=sys.stderr,
+    )
+    if stop.requested:
+        return stop.status
+    return SKIPPED if counts["late"] or counts["reject"] else 0
+
+
+def _stream(
+    args: argparse.Namespace, lateness: Any, when: dict[str, Any], stop: GracefulStop
+) -> dict[str, int]:
+    """Start Spark and run the query until it ends or ``stop`` is requested; its counts."""
+    from connectors.events.serving import detections_endpoint
+    from connectors.events.times import TimeStyle
+    from reasoner.language.loader import load_rules
+
     program = load_rules([Path(path) for path in args.rules])  # errors before Spark starts
     from connectors.spark.session import get_session
     from connectors.spark.stream import make_job, run_stream
@@ -238,6 +267,7 @@ def stream(args: argparse.Namespace) -> int:
     check_refresh(args)
     kb = knowledge_base(args, program, progress=True)
     spark = get_session(master=args.master)
+    stop.install()  # (starting, Spark's context set a SIGINT handler of its own)
     job = make_job(
         program,
         fmt=args.format,
@@ -245,8 +275,11 @@ def stream(args: argparse.Namespace) -> int:
         options={"policy": args.policy, "tie_break": args.tie_break, "explain": args.explain},
     )
     style = TimeStyle(iso=REGISTRY[args.format].times == "iso")
-    with detections_endpoint(args.serve, kb, style=style, host=args.host or LOOPBACK) as publish:
-        counts = run_stream(
+    serving = detections_endpoint(
+        args.serve, kb, style=style, host=args.host or LOOPBACK, stop=stop
+    )
+    with serving as publish, _QueryStopper(spark, stop):
+        return run_stream(
             spark,
             job,
             source=args.source,
@@ -258,13 +291,38 @@ def stream(args: argparse.Namespace) -> int:
             knowledge=kb,
             refresh_every=args.refresh_every,
         )
-    print(
-        f"{counts['events']} events, {counts['detection']} detections written, "
-        f"{counts['late']} late events and {counts['reject']} rejected lines written aside, "
-        f"in {counts['batches']} micro-batches",
-        file=sys.stderr,
-    )
-    return SKIPPED if counts["late"] or counts["reject"] else 0
+
+
+class _QueryStopper:
+    """For its block: the first stop signal does not interrupt the main thread (waiting for
+    the query) but starts a thread that stops every active streaming query once its trigger
+    in hand is done, until the block ends (a query started just after the signal too)."""
+
+    def __init__(self, spark: Any, stop: GracefulStop) -> None:
+        self._spark, self._stop = spark, stop
+        self._done = threading.Event()
+
+    def __enter__(self) -> None:
+        if self._stop.requested:  # (during start-up)
+            raise Interrupted(self._stop.signum or signal.SIGTERM)
+        self._stop.waiting = False
+        self._stop.on_signal(self._start)
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+
+    def _start(self) -> None:
+        threading.Thread(target=self._stop_queries, name="stop-queries", daemon=True).start()
+
+    def _stop_queries(self) -> None:
+        while not self._done.is_set():
+            for query in self._spark.streams.active:
+                # Its micro-batch in hand is finished (bounded: a second signal cuts it).
+                deadline = time.monotonic() + 120
+                while query.status["isTriggerActive"] and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                query.stop()
+            self._done.wait(0.5)
 
 
 def replay(args: argparse.Namespace) -> int:
