@@ -199,6 +199,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _run_blizzard(args: argparse.Namespace) -> int:
+    from connectors.events.stopping import graceful_stop
     from connectors.mesowest.blizzard import BlizzardJob, run_blizzard
     from connectors.spark.session import stop_session
 
@@ -222,16 +223,20 @@ def _run_blizzard(args: argparse.Namespace) -> int:
         raise ReasonerError("--keep-serving and --host need --serve: nothing to serve")
     if args.speed is not None and not args.speed > 0:
         raise ReasonerError(f"--speed must be positive, not {args.speed}")
-    result = run_blizzard(job)
-    if result.built_knowledge:
-        stop_session()  # the build started Spark: stop its JVM now, not at interpreter exit
+    # SIGINT/SIGTERM: during the build or the replay, nothing is written (one line, 130 or
+    # 143); while the files are written, they are finished (then 130 or 143); while
+    # --keep-serving serves, it is the normal end (0).
+    with graceful_stop() as stop:
+        result = run_blizzard(job, stop)
+        if result.built_knowledge:
+            stop_session()  # the build started Spark: stop its JVM now, not at interpreter exit
     print(result.tables)
     for kind, path in result.files.items():
         print(f"{kind}: {path}")
     if args.explain:
         rules = f"{BLIZZARD_RULES} {DEFINITIONS[args.definition]}"
         print(f"why: reasoner explain {result.files['detections']} --rules {rules}")
-    return 0
+    return stop.status if stop.requested and not stop.served else 0
 
 
 def _run_to_rdf(args: argparse.Namespace) -> int:

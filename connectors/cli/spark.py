@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import signal
 import sys
 import threading
@@ -28,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from connectors.cli.options import (
     add_engine_options,
@@ -42,6 +44,7 @@ from connectors.cli.options import (
 from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS, REGISTRY, format_names
 from connectors.events.stopping import GracefulStop, Interrupted
+from reasoner.aside import write_aside
 from reasoner.errors import ReasonerError
 from reasoner.modes import POLICIES, TIE_BREAKS
 from reasoner.server.config import LOOPBACK
@@ -328,11 +331,16 @@ class _QueryStopper:
 def replay(args: argparse.Namespace) -> int:
     """Replay the archive on Spark and write the detections and the rejected lines.
 
+    SIGINT or SIGTERM before the outputs are written cancels Spark's jobs and ends it with
+    one line (``Interrupted``, 130 or 143): a replay's output is its whole archive's, so none
+    is written (each output file appears whole, by a rename). Once the writing began, it
+    finishes, the summary is printed and the status is 130 or 143.
+
     Returns:
         0, or 3 (:data:`SKIPPED`) when lines were skipped. Errors raise ReasonerError.
     """
-    from connectors.spark.replay import Archive, check_files, keyed_knowledge, replay
-    from connectors.spark.session import get_session
+    from connectors.events.stopping import graceful_stop
+    from connectors.spark.replay import check_files
     from reasoner.language.loader import load_rules
 
     program = load_rules([Path(path) for path in args.rules])  # rule errors before Spark starts
@@ -340,6 +348,21 @@ def replay(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ReasonerError(f"{out}: not a folder")
+    with graceful_stop() as stop:
+        try:
+            return _replay(args, program, files, out, stop)
+        except Interrupted:
+            shutil.rmtree(out / "_runs", ignore_errors=True)  # (the keyed stage's, if begun)
+            raise
+
+
+def _replay(
+    args: argparse.Namespace, program: Any, files: Any, out: Path, stop: GracefulStop
+) -> int:
+    """Start Spark, replay, write; the exit status."""
+    from connectors.spark.replay import Archive, keyed_knowledge, replay
+    from connectors.spark.session import get_session
+
     out.mkdir(parents=True, exist_ok=True)
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
     options = {
@@ -354,6 +377,8 @@ def replay(args: argparse.Namespace) -> int:
         built = pool.submit(keyed_knowledge, program, options, knowledge)
         spark = get_session(master=args.master, quick_start=True)
         knowledge = built.result()
+    stop.install()  # (starting, Spark's context set a SIGINT handler of its own)
+    stop.on_signal(spark.sparkContext.cancelAllJobs)  # (the main thread waits in one)
     archive = Archive(files, args.format, program, args.rdf_time, args.max_span)
     result = replay(
         spark.sparkContext,
@@ -364,20 +389,25 @@ def replay(args: argparse.Namespace) -> int:
         knowledge=knowledge,
         log=lambda line: print(line, file=sys.stderr),
     )
+    stop.waiting = False  # the outputs, once begun, are written whole: a signal sets the status
     try:
         written = _write(out, args.out_format, result.lines, result.iso)
     finally:
         result.close()
-    with open(out / "rejects.jsonl", "w", encoding="utf-8") as rejects:
-        for item in result.rejected:
-            record = {"file": item.file, "line": item.line, "reason": item.reason}
-            rejects.write(json.dumps(record) + "\n")
+    rejects = "".join(
+        json.dumps({"file": item.file, "line": item.line, "reason": item.reason}) + "\n"
+        for item in result.rejected
+    )
+    write_aside(out / "rejects.jsonl", lambda f: f.write(rejects.encode("utf-8")))
     extra = f", {result.unmatched} graphs matched no mapping" if result.unmatched else ""
+    extra += f", {stop.reason}" if stop.requested else ""
     print(
         f"{result.events} events, {written} detections written, "
         f"{len(result.rejected)} lines skipped (see {out / 'rejects.jsonl'}){extra}",
         file=sys.stderr,
     )
+    if stop.requested:
+        return stop.status
     return SKIPPED if result.rejected else 0
 
 
@@ -389,17 +419,28 @@ def _knowledge(args: argparse.Namespace, program: Any) -> Any:
 
 def _write(out: Path, fmt: str, lines: Any, iso: bool) -> int:
     """Write the detections (JSON lines in the defined order) as they are or as Parquet,
-    counting them on a progress bar when standard error is a terminal."""
+    counting them on a progress bar when standard error is a terminal; the file appears
+    whole (written aside, renamed)."""
     from tqdm import tqdm
 
     lines = iter(tqdm(lines, desc="detections written", unit="", disable=None, leave=False))
     if fmt == "parquet":
         from connectors.spark.replay import write_parquet
 
-        return write_parquet(lines, out / "detections.parquet", iso)
-    count = 0
-    with open(out / "detections.jsonl", "w", encoding="utf-8") as stream:
+        target = out / "detections.parquet"
+        aside = out / f".{target.name}.{os.getpid()}"
+        try:
+            count = write_parquet(lines, aside, iso)
+            os.replace(aside, target)
+        finally:
+            aside.unlink(missing_ok=True)
+        return count
+    counted = [0]
+
+    def write(stream: IO[bytes]) -> None:
         while chunk := list(islice(lines, 4096)):
-            stream.write("".join(chunk))
-            count += len(chunk)
-    return count
+            stream.write("".join(chunk).encode("utf-8"))
+            counted[0] += len(chunk)
+
+    write_aside(out / "detections.jsonl", write)
+    return counted[0]

@@ -77,6 +77,8 @@ class GracefulStop:
         self.signum: int | None = None
         #: whether a first signal raises :class:`Interrupted` at once (nothing is in hand)
         self.waiting = True
+        #: whether the signal ended :meth:`wait` (a server's normal end, not work cut short)
+        self.served = False
         self._on_signal: list[Callable[[], object]] = []
 
     @property
@@ -140,8 +142,11 @@ class GracefulStop:
 
         Must run in the main thread, where Python runs signal handlers.
         """
-        with contextlib.suppress(Interrupted), self.interruptible():
-            threading.Event().wait()  # a signal's handler raises in the main thread
+        try:
+            with self.interruptible():
+                threading.Event().wait()  # a signal's handler raises in the main thread
+        except Interrupted:
+            self.served = True
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler (installed by :func:`graceful_stop`)."""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.serving import detections_endpoint
+from connectors.events.stopping import GracefulStop
 from connectors.events.times import TimeStyle
 from connectors.mesowest.knowledge import SHIPPED_GEONAMES, open_knowledge, prepare_knowledge
 from connectors.mesowest.plots import map_figure, timeline_figure
@@ -88,11 +89,17 @@ def stations_of(paths: tuple[Path, ...]) -> list[Station]:
     return [MesoWestFile(path).station for path in paths]
 
 
-def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
+def run_blizzard(
+    job: BlizzardJob | None = None, stop: GracefulStop | None = None
+) -> BlizzardResult:
     """Run the blizzard application: knowledge, replay, tables, figures.
 
     Args:
         job: the settings (default: the shipped sample, NOAA definition, ``out/blizzard``).
+        stop: the command's :class:`GracefulStop`: a stop signal during the knowledge build
+            or the replay raises ``Interrupted`` and writes nothing (the tables and figures
+            are of the whole replay); once the files are being written they are finished,
+            and ``keep_serving`` is skipped.
     Returns:
         the :class:`BlizzardResult`; the tables are also written to ``tables.txt``.
     Raises:
@@ -112,11 +119,13 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
         radius_km=job.radius_km,
         neighbour_km=job.neighbour_km,
     )
+    if stop is not None and prepared.built:
+        stop.install()  # (a build starts Spark, whose context sets a SIGINT handler of its own)
     kb = open_knowledge(prepared.store_dir, job.definition)
     knowledge = kb.current()
     style = TimeStyle(iso=True)
     serving = detections_endpoint(
-        job.serve, kb, keep_serving=job.keep_serving, style=style, host=job.host
+        job.serve, kb, keep_serving=job.keep_serving, style=style, host=job.host, stop=stop
     )
     with serving as publish:
         result = replay(
@@ -129,6 +138,8 @@ def run_blizzard(job: BlizzardJob | None = None) -> BlizzardResult:
             publish=publish,
             speed=job.speed,
         )
+        if stop is not None:
+            stop.waiting = False  # the files, once begun, are written whole
         tables = report(result)
         places = place_rows(result, knowledge)
         files = _write(job.out_dir, result, tables, places, style)
