@@ -121,13 +121,11 @@ def run(args: argparse.Namespace) -> int:
         server = _server(args, config)
         try:
             mode = "read-write with the access token" if config.access_token else "read-only"
-            print(
+            # Serving is this command's life: a signal is its normal end.
+            stop.wait(
                 f"SPARQL endpoint at {server.url} ({mode}), query page {server.page_url()}; "
-                "Ctrl-C stops it",
-                file=sys.stderr,
-                flush=True,
+                "Ctrl-C stops it"
             )
-            stop.wait()  # serving is this command's life: a signal is its normal end
         finally:
             # A query in flight is answered by its time limit (with a 503 past it).
             cut = server.stop(grace_s=config.query_timeout_s + 1)

@@ -96,8 +96,7 @@ def _serve_until_stopped(stop: GracefulStop | None, announce: str) -> None:
     inherits an ignored SIGINT, and SIGTERM is how supervisors stop a server. The
     announcement comes after the handlers are set, so whoever reads it may signal at once."""
     with contextlib.nullcontext(stop) if stop is not None else graceful_stop() as waiting:
-        print(announce, file=sys.stderr, flush=True)
-        waiting.wait()
+        waiting.wait(announce)
 
 
 def _discard(detections: Sequence[Event]) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
@@ -137,16 +138,23 @@ class GracefulStop:
         if before and self.signum is not None:
             raise Interrupted(self.signum)
 
-    def wait(self) -> None:
-        """Block until a stop signal arrives (at once if one came): a server's life.
+    def wait(self, announce: str | None = None) -> None:
+        """Say ``announce`` on stderr, then block until a stop signal arrives (at once if one
+        came, during the announcement too): a server's life, whose normal end the signal is
+        (:attr:`served`).
 
         Must run in the main thread, where Python runs signal handlers.
         """
+        before, self.waiting = self.waiting, False
         try:
+            if announce is not None:  # (after the handlers: whoever reads it may signal)
+                print(announce, file=sys.stderr, flush=True)
             with self.interruptible():
                 threading.Event().wait()  # a signal's handler raises in the main thread
         except Interrupted:
             self.served = True
+        finally:
+            self.waiting = before
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler (installed by :func:`graceful_stop`)."""
