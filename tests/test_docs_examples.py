@@ -218,7 +218,10 @@ def test_serving_example(key: tuple[str, str], tmp_path: Path) -> None:
             assert line, "".join(lines)
             lines.append(line)
         server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=60) == 0
+        try:
+            assert server.wait(timeout=60) == 0
+        finally:
+            server.kill()  # (a no-op once it exited; never leaves the exit waiting on it)
         detections = [json.loads(row)["name"] for row in server.stdout.read().splitlines()]
     assert detections == ["windSpeedIncrease", "fire", "fireAlarm"]
 

@@ -1,11 +1,11 @@
-"""``reasoner run`` when the input or output is not what it should be, or the user stops it:
-one clear line on standard error and a documented exit status, never a traceback."""
+"""``reasoner run`` when the input or output is not what it should be: one clear line on
+standard error and a documented exit status, never a traceback (stopped by a signal:
+``test_stopping.py``)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -71,31 +71,6 @@ def test_a_closed_pipe_ends_the_run_with_one_line_and_141(tmp_path: Path) -> Non
     assert done.returncode == 141
     assert done.stdout.count("\n") == 1
     assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
-
-
-def test_ctrl_c_prints_the_summary_then_exits_130() -> None:
-    with subprocess.Popen(
-        _command("run", RULES, "--events", "-"),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    ) as run:
-        assert run.stdin is not None and run.stdout is not None and run.stderr is not None
-        for time, price in ((1, 100), (2, 130)):  # ce1: a rise of more than 20 %
-            line = json.dumps({"name": "stock", "args": ["GO", price, 10], "time": time})
-            run.stdin.write(line + "\n")
-        run.stdin.flush()
-        first = run.stdout.readline()  # standard input is live: written per event
-        run.send_signal(signal.SIGINT)
-        assert run.wait(timeout=60) == 130
-        stderr = run.stderr.read()
-        run.stdin.close()
-    assert json.loads(first)["name"] == "ce1"
-    assert stderr.splitlines()[-1].startswith("2 events, ")
-    assert stderr.splitlines()[-1].endswith(", interrupted")
-    assert "Traceback" not in stderr
 
 
 def test_the_summary_names_the_events_no_rule_reads(

@@ -69,19 +69,31 @@ def _serve_and_ask(tmp_path: Path, ask: str, *options: str) -> str:
     ontology = Path(__file__).parents[3] / "ontologies" / "weather.ttl"
     argv = ["serve", "--port", "0", "--knowledge", str(ontology), str(data), *options]
     command = [sys.executable, "-m", "connectors.cli", *argv]
-    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as server:
-        try:
-            assert server.stderr is not None
+    # Started as a shell starts a background job (SIGINT ignored), stopped as a supervisor
+    # stops a service (SIGTERM): the command installs its own handlers.
+    server = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        while not line.startswith("SPARQL endpoint at "):
+            assert line, "the server exited before it listened"
             line = server.stderr.readline()
-            while not line.startswith("SPARQL endpoint at "):
-                assert line, "the server exited before it listened"
-                line = server.stderr.readline()
-            url = line.split()[3]
-            with urllib.request.urlopen(url + "?query=" + quote(ask), timeout=30) as answer:
-                return str(answer.read().decode())
-        finally:
-            server.send_signal(signal.SIGINT)
-            assert server.wait(timeout=30) == 0
+        url = line.split()[3]
+        with urllib.request.urlopen(url + "?query=" + quote(ask), timeout=30) as answer:
+            body = str(answer.read().decode())
+        server.send_signal(signal.SIGTERM)
+        _, rest = server.communicate(timeout=60)
+        assert (server.returncode, rest) == (0, "")
+        return body
+    finally:
+        if server.poll() is None:  # (a failed test never waits for it)
+            server.kill()
+            server.communicate(timeout=60)
 
 
 ASK_WIND = (

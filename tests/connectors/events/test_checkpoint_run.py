@@ -80,10 +80,12 @@ def test_kill_and_restart_gives_the_uninterrupted_output(
         time.sleep(0.05)
     time.sleep(0.3)  # past the first checkpoint: some output after it, to be taken back
     process.kill()  # SIGKILL
-    process.wait()
+    process.wait(timeout=60)
     assert process.returncode == -9, "the run finished before it could be killed"
     assert (folder / "checkpoint").exists()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=False, timeout=600
+    )
     assert done.returncode == 3, done.stderr
     assert out.read_bytes() == reference.read_bytes()
     assert not (folder / "checkpoint").exists()  # a finished run leaves nothing to resume

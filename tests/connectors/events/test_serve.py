@@ -105,7 +105,7 @@ def test_keep_serving_answers_queries_over_detections_and_knowledge(tmp_path: Pa
 
             proc.send_signal(signal.SIGTERM)
             rest = proc.stderr.read()
-            assert proc.wait() == 0
+            assert proc.wait(timeout=60) == 0
         finally:
             guard.cancel()
             proc.kill()  # a no-op once it has exited
