@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from connectors.events.bindings import BindingsWriter
 from connectors.events.inputs import open_events, rdf_options
@@ -34,7 +34,7 @@ from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from connectors.events.checkpoints import Checkpoints, Resume
     from connectors.events.refresh import Refresher
@@ -210,8 +210,9 @@ class RunSession:
             if self.query is not None:  # the query's results only, as they are written
                 publish = _selected(publish, self._only)
         if output.path != "-":
-            mode = "a" if self.resume is not None else "w"
-            self._out = stack.enter_context(open(output.path, mode, encoding="utf-8"))  # noqa: SIM115
+            mode = "a" if self.resume is not None else "w"  # (resumed: after the cut)
+            opened = open(output.path, mode, encoding="utf-8")  # noqa: SIM115
+            self._out = stack.enter_context(cast(TextIO, opened))
         self._writer = _writer(output.fmt, self._out, self._style, self.query)
         if self.knowledge is not None:
             from connectors.events.refresh import Refresher
@@ -275,10 +276,10 @@ class RunSession:
         finally:
             stop.waiting = False  # (the rest is finished, whatever comes)
 
-    def _push(self, push: Any, event: Event) -> list[Event]:
+    def _push(self, push: Callable[[Event], list[Event]], event: Event) -> list[Event]:
         """``push(event)``; a refused event is reported, counted and skipped (or stops)."""
         try:
-            return push(event)  # type: ignore[no-any-return]
+            return push(event)
         except EventError as error:
             self.counts["refused"] += 1
             print(f"skipped {_rejected(self._positions, event, error)}", file=sys.stderr)
