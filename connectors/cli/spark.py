@@ -320,8 +320,9 @@ class _QueryStopper:
     def _stop_queries(self) -> None:
         while not self._done.is_set():
             for query in self._spark.streams.active:
-                # Its micro-batch in hand is finished (bounded: a second signal cuts it).
-                deadline = time.monotonic() + 120
+                # Its micro-batch in hand is finished (within 10 s; else the query is stopped
+                # in it, and the checkpoint runs it again, writing the same files).
+                deadline = time.monotonic() + 10
                 while query.status["isTriggerActive"] and time.monotonic() < deadline:
                     time.sleep(0.2)
                 query.stop()

@@ -55,12 +55,21 @@ def finished(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, stderr or ""
 
 
-def until(condition: Callable[[], bool], what: str) -> None:
-    """Wait (bounded) until ``condition()`` holds."""
-    deadline = time.monotonic() + BOUND
+def until(
+    condition: Callable[[], bool],
+    what: str,
+    process: subprocess.Popen[str] | None = None,
+    bound: float = BOUND,
+) -> None:
+    """Wait (bounded) until ``condition()`` holds; else kill ``process`` and fail."""
+    deadline = time.monotonic() + bound
     while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {BOUND} s for {what}")
+        if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+            if process is not None:
+                process.kill()
+                status, stderr = finished(process)
+                pytest.fail(f"no {what} within {bound} s (status {status}): {stderr}")
+            pytest.fail(f"waited {bound} s for {what}")
         time.sleep(0.05)
 
 
@@ -91,7 +100,7 @@ def test_sigterm_mid_stream_writes_a_prefix_and_a_checkpoint_resumes_it(
     run = background(
         [*resumable, "--checkpoint-every", "200", "--speed", "100"], stderr=subprocess.PIPE
     )
-    until(lambda: (folder / "checkpoint").exists(), "the first checkpoint")
+    until(lambda: (folder / "checkpoint").exists(), "first checkpoint", run)
     run.send_signal(signal.SIGTERM)
     status, stderr = finished(run)
     assert status == 143, stderr
@@ -154,10 +163,10 @@ def test_a_signal_during_start_up_is_one_line_and_writes_nothing(
         try:
             writer.append(os.open(rules, os.O_WRONLY | os.O_NONBLOCK))
         except OSError:  # ENXIO: no reader yet
-            return run.poll() is not None
+            return False
         return True
 
-    until(reading, "the command to read its rules")
+    until(reading, "reading of the rules", run)
     try:
         run.send_signal(signal.SIGTERM)
         status, stderr = finished(run)
