@@ -15,9 +15,10 @@ One convention for every command:
   the engine rejected); 4: ``run --strict`` stopped at the first such line; 5: ``why-not``
   answered that the expected detection did not occur; 1: an error, reported on
   standard error as ``reasoner: message`` (rule diagnostics as ``file:line:col: message`` with the
-  source line and a caret); 2: a usage error (argparse's message, or no command given); 130:
-  interrupted (Ctrl-C; ``run`` first prints the summary of what it processed); 141: the reader of
-  standard output went away (``| head``), as for a process ended by SIGPIPE;
+  source line and a caret); 2: a usage error (argparse's message, or no command given); 130 and
+  143: stopped by SIGINT (Ctrl-C) and SIGTERM (a long-running command first finishes what it
+  holds and prints its summary: :mod:`connectors.events.stopping`; ``serve`` exits 0); 141: the
+  reader of standard output went away (``| head``), as for a process ended by SIGPIPE;
 * handlers raise :class:`~reasoner.errors.ReasonerError` (or let an ``OSError`` through) for
   an error; :func:`main` reports it, so no handler prints its own error prefix.
 """
@@ -65,7 +66,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog="Exit status: 0 done, 1 error (reported as 'reasoner: message'), 2 usage error, "
         "3 run: input lines skipped, 4 run --strict: stopped at a bad line, "
         "5 why-not: the expected detection did not occur, "
-        "130 interrupted (Ctrl-C), 141 standard output closed early (| head).",
+        "130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM, "
+        "141 standard output closed early (| head).",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in COMMANDS.items():

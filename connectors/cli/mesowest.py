@@ -165,7 +165,8 @@ def _add_blizzard(commands: Any) -> None:
     serving.add_argument(
         "--keep-serving",
         action="store_true",
-        help="with --serve: after the files are written, keep serving until Ctrl-C",
+        help="with --serve: after the files are written, keep serving until SIGINT (Ctrl-C) or "
+        "SIGTERM",
     )
     serving.add_argument(
         "--speed",

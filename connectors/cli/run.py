@@ -77,8 +77,9 @@ def register(subparsers: Any) -> None:
         epilog=f"Exit status: 0 every input line was used; {SKIPPED} done, but some input lines "
         "were skipped (malformed, or events the engine rejected, e.g. late ones; each is "
         f"reported as 'skipped FILE:LINE: reason'); {STOPPED} --strict stopped at the first "
-        "such line; 1 error; 2 usage error; 130 interrupted (Ctrl-C); 141 standard output "
-        "closed early. With 3, 4 and 130 what was derived is written, then the summary.",
+        "such line; 1 error; 2 usage error; 130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM; "
+        "141 standard output closed early. With 3, 4, 130 and 143 what was derived is written "
+        "(and with --checkpoint a checkpoint taken there), then the summary.",
     )
     p.add_argument("rules", nargs="*", metavar="RULES", help="rule files (.event)")
     p.add_argument(
@@ -211,7 +212,7 @@ def _add_output(group: Any) -> None:
     group.add_argument(
         "--keep-serving",
         action="store_true",
-        help="with --serve: after the replay, keep serving until interrupted (Ctrl-C)",
+        help="with --serve: after the replay, keep serving until SIGINT (Ctrl-C) or SIGTERM",
     )
 
 

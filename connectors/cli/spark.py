@@ -78,7 +78,8 @@ def _add_replay(actions: Any) -> None:
         "rules that do not partition run after them in the driver. The detections equal "
         "'reasoner run --workers N' on the same files.",
         epilog=f"Exit status: 0 every input line was used; {SKIPPED} done, but some lines were "
-        "skipped (written to DIR/rejects.jsonl); 1 error; 2 usage error.",
+        "skipped (written to DIR/rejects.jsonl); 1 error; 2 usage error; 130 stopped by SIGINT "
+        "(Ctrl-C), 143 by SIGTERM.",
     )
     p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
     group = p.add_argument_group("input")
@@ -137,7 +138,8 @@ def _add_stream(commands: Any) -> None:
         description=_STREAM_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"Exit status: 0 every input line was used; {SKIPPED} some were written to "
-        "OUT/late or OUT/rejects; 1 error; 2 usage error; 130 interrupted (Ctrl-C).",
+        "OUT/late or OUT/rejects; 1 error; 2 usage error; 130 stopped by SIGINT (Ctrl-C), 143 "
+        "by SIGTERM (after the micro-batch in hand).",
     )
     p.add_argument("rules", nargs="+", metavar="RULES", help="rule files (.event)")
     p.add_argument("--source", required=True, metavar="DIR", help="the folder files arrive in")
