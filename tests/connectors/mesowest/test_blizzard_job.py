@@ -1,6 +1,10 @@
 """The blizzard application end to end: knowledge reuse, replay, tables, figures, CLI."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +160,49 @@ def test_the_job_loads_the_weather_ontology_and_its_closure(sample_store: Path) 
         "<http://www.w3.org/2000/01/rdf-schema#subClassOf> "
         "<http://www.w3.org/ns/sosa/Observation> ."
     ) in inferred
+
+
+def _background(argv: list[str]) -> subprocess.Popen[str]:
+    """``reasoner ARGV`` started as a shell starts a background job: SIGINT ignored."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "connectors.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+
+
+def _stopped_at(process: subprocess.Popen[str], line: str) -> tuple[int, str, str]:
+    """Send SIGTERM once ``line`` begins a line of stderr; the status, stdout, the rest of
+    stderr (bounded: a process that hangs is killed, and the test fails)."""
+    try:
+        assert process.stderr is not None
+        seen = ""
+        while not seen.startswith(line):
+            seen = process.stderr.readline()
+            assert seen, f"exited before {line!r}"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=180)
+        return process.returncode, out, err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=180)
+
+
+def test_a_stop_signal_while_replaying_writes_nothing_and_while_serving_ends_it(
+    sample_store: Path, sample_files, tmp_path: Path
+) -> None:
+    events = [arg for path in sample_files for arg in ("--events", str(path))]
+    argv = ["mesowest", "blizzard", *events, "--store", str(sample_store), "--quiet"]
+    argv += ["--serve", "0"]
+    paced = _background([*argv, "--out", str(tmp_path / "a"), "--speed", "3600"])  # 72 s
+    status, _, stderr = _stopped_at(paced, "SPARQL endpoint at")
+    assert (status, stderr) == (143, "reasoner: terminated\n")
+    assert not (tmp_path / "a").exists()  # (the tables and figures are the whole replay's)
+    serving = _background([*argv, "--out", str(tmp_path / "b"), "--keep-serving"])
+    status, out, stderr = _stopped_at(serving, "replay done; serving")
+    assert (status, stderr) == (0, "")
+    assert (tmp_path / "b" / "tables.txt").read_text() in out
