@@ -224,3 +224,39 @@ def test_serve_stops_on_sigint_although_started_with_it_ignored(tmp_path: Path) 
     server, _ = _serve(tmp_path)
     server.send_signal(signal.SIGINT)
     assert finished(server) == (0, "")
+
+
+def test_a_second_signal_during_the_graceful_stop_ends_the_process_at_once() -> None:
+    # A stop that would take forever (a detection being written to a reader that never reads
+    # stands for it): the second SIGTERM kills the process with SIGTERM.
+    code = (
+        "import sys, time\n"
+        "from connectors.events.stopping import graceful_stop\n"
+        "with graceful_stop() as stop:\n"
+        "    stop.waiting = False\n"
+        "    print('ready', flush=True)\n"
+        "    while True:\n"
+        "        if stop.requested:\n"
+        "            print('stopping', flush=True)\n"
+        "            time.sleep(3600)\n"
+        "        time.sleep(0.01)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGINT)  # (its own handler, though inherited ignored)
+        assert process.stdout.readline() == "stopping\n"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=BOUND) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=BOUND)
