@@ -34,7 +34,7 @@ from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from connectors.events.checkpoints import Checkpoints, Resume
     from connectors.events.refresh import Refresher
@@ -258,7 +258,10 @@ class RunSession:
                         refresher.poll(engine)
                     if watcher is not None:
                         watcher.poll(engine)  # type: ignore[arg-type]
-                    detections = self._push(push, event)
+                    try:  # (inline: the hot path)
+                        detections = push(event)
+                    except EventError as error:
+                        detections = self._refused(event, error)
                     if detections:
                         publish(detections)
                         self._pending += detections
@@ -276,16 +279,13 @@ class RunSession:
         finally:
             stop.waiting = False  # (the rest is finished, whatever comes)
 
-    def _push(self, push: Callable[[Event], list[Event]], event: Event) -> list[Event]:
-        """``push(event)``; a refused event is reported, counted and skipped (or stops)."""
-        try:
-            return push(event)
-        except EventError as error:
-            self.counts["refused"] += 1
-            print(f"skipped {_rejected(self._positions, event, error)}", file=sys.stderr)
-            if self.source.strict:
-                raise _Stop from None
-            return []
+    def _refused(self, event: Event, error: EventError) -> list[Event]:
+        """An event the engine refused: reported, counted, skipped (or, ``strict``, stops)."""
+        self.counts["refused"] += 1
+        print(f"skipped {_rejected(self._positions, event, error)}", file=sys.stderr)
+        if self.source.strict:
+            raise _Stop from None
+        return []
 
     def _rejected_line(self, item: Rejected) -> None:
         """A reader's malformed line: reported, counted, skipped (or stops, ``strict``)."""
