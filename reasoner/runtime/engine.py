@@ -106,14 +106,19 @@ class Engine:
         if isinstance(rules, CompiledProgram):  # (Engine.of)
             given = None if rules.own_facts else rules.knowledge
             self._start(rules.options, given, actions, action_output)
-            compiled = rules
+            self._wiring.runtime.knowledge = rules.knowledge
+            if not rules.template.copy_into(rules, self._wiring):
+                self._wiring.start(rules.program, rules.network)
+            self._changes.given_static += rules.program.clauses
         else:
             options = EngineOptions(
                 policy, tie_break, max_derivations, lateness, max_span, provenance, explain
             )
             self._start(options, knowledge, actions, action_output)
             compiled = compile_rules(rules, options, knowledge)
-        self._run(compiled)
+            self._wiring.runtime.knowledge = compiled.knowledge
+            self._wiring.start(compiled.program, compiled.network)
+            self._changes.given_static += compiled.program.clauses
 
     @classmethod
     def of(
@@ -127,15 +132,6 @@ class Engine:
         without parsing, checking or compiling it again
         (:func:`~reasoner.runtime.program.compile_rules`)."""
         return cls(compiled, actions=actions, action_output=action_output)
-
-    def _run(self, compiled: CompiledProgram) -> None:
-        """Instantiate ``compiled`` (this engine runs no rules yet)."""
-        wiring = self._wiring
-        wiring.runtime.knowledge = compiled.knowledge
-        wiring.program = compiled.program
-        wiring.compiled = [len(compiled.program.event_rules), 0]
-        wiring.instantiate(compiled.network, compiled.program.event_rules, 0)
-        self._changes.given_static += compiled.program.clauses
 
     def _start(
         self,

@@ -10,7 +10,7 @@ many keys, each with its own state, at the cost of building its nodes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reasoner.compiler.compile import Options, compile_program
 from reasoner.compiler.network import Network
@@ -18,6 +18,7 @@ from reasoner.knowledge.base import Knowledge
 from reasoner.knowledge.program import check_conditions, program_knowledge
 from reasoner.language.ast import Program
 from reasoner.language.loader import Rules, load_rules
+from reasoner.runtime.instances import Template
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.rulechanges import refuse_static_changes
 
@@ -34,6 +35,7 @@ class CompiledProgram:
             knowledge it was compiled against.
         own_facts: whether ``knowledge`` is the program's own (rebuilt as actions change
             static rules).
+        template: its nodes, built once for every engine of it to copy.
     """
 
     program: Program
@@ -41,6 +43,7 @@ class CompiledProgram:
     network: Network
     knowledge: Knowledge
     own_facts: bool
+    template: Template = field(default_factory=Template, compare=False, repr=False)
 
 
 def compile_rules(

@@ -78,8 +78,15 @@ class Wiring:
         self.input_lists: list[tuple[int, ...]] = []
         self.keepers: list[int] = []
         self.sweep_every: Time = math.inf
-        # an alarm's timer rings: its event derived as the rule's head derives one
-        self.ring = build_ring(self)
+        self._ring: Callable[[Event, Any], None] | None = None
+
+    @property
+    def ring(self) -> Callable[[Event, Any], None]:
+        """What an alarm's timer calls when it rings: its event derived as the rule's head
+        derives one (:func:`~reasoner.runtime.build.build_ring`; built when first asked)."""
+        if self._ring is None:
+            self._ring = build_ring(self)
+        return self._ring
 
     def notify(self, event: Event) -> None:
         """Call the callbacks registered for ``event``'s name, then those for every event
@@ -93,6 +100,57 @@ class Wiring:
             self.in_callback -= 1
 
     # ------------------------------------------------------------------ building
+
+    def start(self, program: Program, network: Network) -> None:
+        """Build the nodes and heads of ``program`` (compiled into ``network``; this wiring
+        runs no rules yet)."""
+        self.program = program
+        self.compiled = [len(program.event_rules), 0]
+        self.instantiate(network, program.event_rules, 0)
+
+    def seeds(self) -> tuple[Any, ...]:
+        """What the generated code of this wiring's nodes is bound to besides the nodes: this
+        wiring, its sink, runtime, callbacks and actions, and the containers of theirs it
+        reads (a copy of another wiring's nodes binds to this one's: :meth:`adopt`)."""
+        sink, runtime = self.sink, self.runtime
+        return (
+            self, sink, runtime, sink.seen, sink.agenda, sink.counts, sink.marks,
+            self.callbacks, self.actions, self.routes, self.arity,
+        )  # fmt: skip
+
+    def parts(self) -> tuple[Any, ...]:
+        """This wiring's node instances and what is built from them (:meth:`adopt`)."""
+        return (
+            self.nodes, self.ring, self.routes.copy(), self.source_nodes, self.heads,
+            self.producers, self.feed_lists, self.runtime.timers,
+        )  # fmt: skip
+
+    def adopt(self, template: Wiring, parts: Sequence[Any]) -> None:
+        """Run the rules of ``template`` (a wiring that :meth:`start` built and that never
+        ran an event; this one runs no rules yet) with ``parts``: a copy of the template's
+        :meth:`parts` bound to this wiring's :meth:`seeds`
+        (:class:`~reasoner.runtime.instances.Plan`)."""
+        nodes, ring, routes, source_nodes, heads, producers, feed_lists, timers = parts
+        self.program = template.program
+        self.compiled = list(template.compiled)
+        self.nodes = nodes
+        self.specs = list(template.specs)
+        self._ring = ring
+        self.routes.update(routes)
+        self.arity.update({name: set(arities) for name, arities in template.arity.items()})
+        self.source_nodes = source_nodes
+        self.outputs = list(template.outputs)
+        self.heads = heads
+        self.rules = list(template.rules)
+        self.removed = set(template.removed)
+        self.producers = producers
+        self.feed_lists = feed_lists
+        self.input_lists = list(template.input_lists)
+        self.keepers = list(template.keepers)
+        self.sweep_every = template.sweep_every
+        self.facts_at = dict(template.facts_at)
+        self.infos = dict(template.infos)
+        self.runtime.resume(template.runtime.now, timers)
 
     def instantiate(self, network: Network, rules: Sequence[EventRule], first_rule: int) -> None:
         """Build and connect the nodes and heads of ``network`` (compiled from ``rules``,
