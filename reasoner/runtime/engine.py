@@ -106,19 +106,13 @@ class Engine:
         if isinstance(rules, CompiledProgram):  # (Engine.of)
             given = None if rules.own_facts else rules.knowledge
             self._start(rules.options, given, actions, action_output)
-            self._wiring.runtime.knowledge = rules.knowledge
-            if not rules.template.copy_into(rules, self._wiring):
-                self._wiring.start(rules.program, rules.network)
-            self._changes.given_static += rules.program.clauses
+            self._run(rules, copy=True)
         else:
             options = EngineOptions(
                 policy, tie_break, max_derivations, lateness, max_span, provenance, explain
             )
             self._start(options, knowledge, actions, action_output)
-            compiled = compile_rules(rules, options, knowledge)
-            self._wiring.runtime.knowledge = compiled.knowledge
-            self._wiring.start(compiled.program, compiled.network)
-            self._changes.given_static += compiled.program.clauses
+            self._run(compile_rules(rules, options, knowledge), copy=False)
 
     @classmethod
     def of(
@@ -130,8 +124,20 @@ class Engine:
     ) -> Engine:
         """A new engine (one key's state) running ``compiled`` with its options and knowledge,
         without parsing, checking or compiling it again
-        (:func:`~reasoner.runtime.program.compile_rules`)."""
+        (:func:`~reasoner.runtime.program.compile_rules`), nor generating code: its nodes are
+        a copy of the program's template nodes (:mod:`reasoner.runtime.instances`, built by
+        the first engine of it), bound to the generated code compiled for them."""
         return cls(compiled, actions=actions, action_output=action_output)
+
+    def _run(self, compiled: CompiledProgram, *, copy: bool) -> None:
+        """Instantiate ``compiled`` (this engine runs no rules yet): with ``copy``, from its
+        template (:mod:`.instances`: the nodes of one program's many keys cost no code
+        generation), else built (one engine of it: no template to keep)."""
+        wiring = self._wiring
+        wiring.runtime.knowledge = compiled.knowledge
+        if not (copy and compiled.template.copy_into(compiled, wiring)):
+            wiring.start(compiled.program, compiled.network)
+        self._changes.given_static += compiled.program.clauses
 
     def _start(
         self,

@@ -2,10 +2,11 @@
 
 :func:`compile_rules` parses, checks and compiles a program once for one set of options (and
 evaluates its knowledge); every engine built from the result (:meth:`Engine.of
-<reasoner.runtime.engine.Engine.of>`) only instantiates it: node instances bound to generated
-code compiled once (:mod:`reasoner.runtime.generated` keeps code objects by source, and
-:mod:`reasoner.runtime.inline` replays a fusion it made before), so one compiled program serves
-many keys, each with its own state, at the cost of building its nodes.
+<reasoner.runtime.engine.Engine.of>`) only instantiates it: a copy of the program's template
+nodes (:mod:`reasoner.runtime.instances`: built, with their generated code, fused dispatchers
+and condition goals, by the first engine of it), bound to the code compiled for the template.
+One compiled program serves many keys, each with its own state, at the cost of copying the
+nodes (docs/benchmarks.md: well under a millisecond per key).
 """
 
 from __future__ import annotations
