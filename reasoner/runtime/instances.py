@@ -28,27 +28,24 @@ from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.actions import actions as action_table
-from reasoner.runtime.generated import generated_source
+from reasoner.runtime.generated import define, generated_source
 
 if TYPE_CHECKING:
-    from reasoner.knowledge.actions import Action
     from reasoner.runtime.program import CompiledProgram
     from reasoner.runtime.wiring import Wiring
 
 #: Types whose values are shared as they are (immutable, or not state).
 _SHARED = frozenset({int, float, str, bool, type(None), bytes, complex, frozenset, range, type})
 
-Objects = list[Any]
-
 
 class Plan:
     """How to copy one object graph for a key (see the module's docstring), worked out once.
 
     A plan numbers the objects a key copies (the ``seeds`` first: template objects every key
-    replaces with its own) and records how to make each: first the mutable ones, empty
-    (objects, containers, generated functions and their globals); then the immutable ones
-    holding them (tuples, bound methods, partials, closures), parts first; then what the
-    mutable ones hold. A copy replays that with the key's seeds and nothing else.
+    replaces with its own) and writes one generated function making them: first the mutable
+    ones, empty (objects, containers, generated functions and their globals); then the
+    immutable ones holding them (tuples, bound methods, partials, closures), parts first;
+    then what the mutable ones hold. A copy is one call of it, with the key's seeds.
 
     Args:
         seeds: template objects each key brings its own of (in :meth:`copy`'s order).
@@ -63,15 +60,22 @@ class Plan:
     """
 
     def __init__(self, seeds: Sequence[Any], roots: Sequence[Any]) -> None:
-        self._index: dict[int, int] = {id(seed): i for i, seed in enumerate(seeds)}
-        self._index[id(builtins.__dict__)] = -1  # (what exec gives generated globals)
-        self._shared: set[int] = set()
+        self._index: dict[int, str] = {id(seed): f"o{i}" for i, seed in enumerate(seeds)}
+        self._shared: dict[int, str] = {}
         self._size = len(seeds)
         self._held = (seeds, roots)  # (ids stay valid while the template lives)
-        self._shells: list[tuple[Callable[[Objects, Any], Any], int, Any]] = []
-        self._builds: list[tuple[Callable[[Objects, Any], Any], int, Any]] = []
-        self._fills: list[tuple[Callable[[Objects, Any, Any], None], int, Any]] = []
-        self._recorders: dict[type, Callable[[Any], int]] = {
+        self._scope: dict[str, Any] = {
+            "new": object.__new__,
+            "function": FunctionType,
+            "method": MethodType,
+            "partial": partial,
+            "closure": _closure,
+            "deque": deque,
+        }
+        self._shells: list[str] = []  # the lines making the mutable objects, empty
+        self._builds: list[str] = []  # the lines making the immutable ones, parts first
+        self._fills: list[str] = []  # the lines filling the mutable ones
+        self._recorders: dict[type, Callable[[Any], str | None]] = {
             FunctionType: self._function,
             MethodType: self._method,
             BuiltinMethodType: self._builtin_method,
@@ -83,239 +87,172 @@ class Plan:
             set: self._set,
             deque: self._deque,
         }
-        self._roots = [(self._ref(root), root) for root in roots]
+        self._constant(builtins.__dict__)  # (what exec gives generated globals)
+        results = ", ".join(self._ref(root) for root in roots)
+        unpack = "".join(f"o{i}, " for i in range(len(seeds)))
+        lines = [f"    {unpack}= seeds"] if seeds else []
+        lines += [f"    {line}" for line in (*self._shells, *self._builds, *self._fills)]
+        source = "def copy(seeds):\n" + "".join(f"{line}\n" for line in lines)
+        self._copy = define(source + f"    return [{results}]\n", "copy plan", self._scope)
+        self._shells = self._builds = self._fills = []
 
     def copy(self, seeds: Sequence[Any]) -> list[Any]:
         """The copies of the roots, bound to ``seeds`` (in the order the plan's were given)."""
-        objects: Objects = [*seeds, *[None] * (self._size - len(seeds))]
-        for make, index, data in self._shells:
-            objects[index] = make(objects, data)
-        for make, index, data in self._builds:
-            objects[index] = make(objects, data)
-        for fill, index, data in self._fills:
-            fill(objects, objects[index], data)
-        return [objects[i] if i >= 0 else root for i, root in self._roots]
+        copied: list[Any] = self._copy(seeds)
+        return copied
 
-    def _new(self, value: Any) -> int:
-        index = self._index[id(value)] = self._size
+    def _new(self, value: Any) -> str:
+        name = self._index[id(value)] = f"o{self._size}"
         self._size += 1
-        return index
+        return name
 
-    def _ref(self, value: Any) -> int:
-        """The number of ``value``'s copy, -1 when keys share ``value``."""
+    def _constant(self, value: Any) -> str:
+        """The name of a value every key shares."""
+        name = self._shared.get(id(value))
+        if name is None:
+            name = self._shared[id(value)] = f"k{len(self._shared)}"
+            self._scope[name] = value
+        return name
+
+    def _ref(self, value: Any) -> str:
+        """The name of ``value``'s copy in the generated code (a constant when shared)."""
         key = id(value)
-        found = self._index.get(key)
+        found = self._index.get(key) or self._shared.get(key)
         if found is not None:
             return found
         kind = type(value)
-        if kind in _SHARED or key in self._shared:
-            return -1
-        recorder = self._recorders.get(kind)
-        if recorder is not None:
-            index = recorder(value)
-        elif _is_state(kind):
-            index = self._object(value, kind)
-        else:
-            index = -1
-        if index < 0:
-            self._shared.add(key)
-        return index
+        copied = None
+        if kind not in _SHARED:
+            recorder = self._recorders.get(kind)
+            if recorder is not None:
+                copied = recorder(value)
+            elif _is_state(kind):
+                copied = self._object(value, kind)
+        return self._constant(value) if copied is None else copied
 
-    def _refs(self, values: Any) -> list[tuple[int, Any]]:
-        return [(self._ref(value), value) for value in values]
+    def _refs(self, values: Any) -> tuple[list[str], bool]:
+        """The names of ``values``' copies, and whether any of them is copied."""
+        names = [self._ref(value) for value in values]
+        return names, any(name[0] == "o" for name in names)
 
-    def _object(self, value: Any, kind: type) -> int:
-        index = self._new(value)
-        self._shells.append((_make_object, index, kind))
+    def _object(self, value: Any, kind: type) -> str:
+        name = self._new(value)
+        self._shells.append(f"{name} = new({self._constant(kind)})")
         fields = []
-        for name in _slots(kind):
+        for slot in _slots(kind):
             try:
-                item = getattr(value, name)
+                fields.append((slot, getattr(value, slot)))
             except AttributeError:  # (an unset slot)
                 continue
-            fields.append((name, self._ref(item), item))
-        own = getattr(value, "__dict__", None)
-        fields += [(name, self._ref(item), item) for name, item in (own or {}).items()]
-        self._fills.append((_fill_object, index, fields))
-        return index
+        fields += list(getattr(value, "__dict__", {}).items())
+        for field, item in fields:
+            self._fills.append(f"setattr({name}, {field!r}, {self._ref(item)})")
+        return name
 
-    def _function(self, function: FunctionType) -> int:
+    def _function(self, function: FunctionType) -> str | None:
         if generated_source(function) is None:
             return self._closure(function)
         namespace = self._new(function.__globals__)
-        self._shells.append((_make_dict, namespace, None))
-        index = self._new(function)
-        data = (function.__code__, namespace, function.__name__, function.__defaults__)
-        self._shells.append((_make_function, index, data))
-        shared, own = {}, []
-        for name, item in function.__globals__.items():
+        self._shells.append(f"{namespace} = {{}}")
+        name = self._new(function)
+        code, label, defaults = (
+            self._constant(x) for x in (function.__code__, function.__name__, function.__defaults__)
+        )
+        self._shells.append(f"{name} = function({code}, {namespace}, {label}, {defaults})")
+        shared = {}
+        for key, item in function.__globals__.items():
             ref = self._ref(item)
-            if ref < 0:
-                shared[name] = item
+            if ref[0] == "o":
+                self._fills.append(f"{namespace}[{key!r}] = {ref}")
             else:
-                own.append((name, ref))
-        self._fills.append((_fill_namespace, namespace, (shared, own)))
-        return index
+                shared[key] = item
+        self._fills.append(f"{namespace}.update({self._constant(shared)})")
+        return name
 
-    def _closure(self, function: FunctionType) -> int:
-        cells = function.__closure__ or ()
-        refs = []
-        for cell in cells:
-            try:
-                refs.append((self._ref(cell.cell_contents), cell.cell_contents))
-            except ValueError:  # (an empty cell)
-                return -1
-        if all(ref < 0 for ref, _ in refs):
-            return -1
-        index = self._new(function)
-        self._builds.append((_make_closure, index, (function, refs)))
-        return index
+    def _closure(self, function: FunctionType) -> str | None:
+        try:
+            contents = [cell.cell_contents for cell in function.__closure__ or ()]
+        except ValueError:  # (an empty cell)
+            return None
+        names, copied = self._refs(contents)
+        if not copied:
+            return None
+        name = self._new(function)
+        cells = "".join(f"{n}, " for n in names)
+        self._builds.append(f"{name} = closure({self._constant(function)}, ({cells}))")
+        return name
 
-    def _built(self, value: Any, make: Callable[[Objects, Any], Any], data: Any) -> int:
-        index = self._new(value)
-        self._builds.append((make, index, data))
-        return index
+    def _tuple(self, value: tuple[Any, ...]) -> str | None:
+        names, copied = self._refs(value)
+        if not copied:
+            return None
+        name = self._new(value)
+        self._builds.append(f"{name} = ({''.join(f'{n}, ' for n in names)})")
+        return name
 
-    def _container(self, value: Any, make: Callable[[Objects, Any], Any], data: Any) -> int:
-        index = self._new(value)
-        self._shells.append((make, index, data))
-        return index
-
-    def _tuple(self, value: tuple[Any, ...]) -> int:
-        refs = self._refs(value)
-        if all(ref < 0 for ref, _ in refs):
-            return -1
-        return self._built(value, _make_tuple, refs)
-
-    def _method(self, method: MethodType) -> int:
+    def _method(self, method: MethodType) -> str | None:
         owner = self._ref(method.__self__)
-        if owner < 0:
-            return -1
-        return self._built(method, _make_method, (method.__func__, owner))
+        if owner[0] != "o":
+            return None
+        name = self._new(method)
+        self._builds.append(f"{name} = method({self._constant(method.__func__)}, {owner})")
+        return name
 
-    def _builtin_method(self, method: Any) -> int:
+    def _builtin_method(self, method: Any) -> str | None:
         # a C method (list.append, deque.append ...) of a copied container: the copy's
         owner = self._ref(method.__self__)
-        if owner < 0:
-            return -1
-        return self._built(method, _make_attribute, (owner, method.__name__))
+        if owner[0] != "o":
+            return None
+        name = self._new(method)
+        self._builds.append(f"{name} = getattr({owner}, {method.__name__!r})")
+        return name
 
-    def _partial(self, value: partial[Any]) -> int:
-        func = self._ref(value.func)
-        args = self._refs(value.args)
-        keywords = {k: (self._ref(v), v) for k, v in value.keywords.items()}
-        refs = [func, *(r for r, _ in args), *(r for r, _ in keywords.values())]
-        if all(ref < 0 for ref in refs):
-            return -1
-        return self._built(value, _make_partial, ((func, value.func), args, keywords))
+    def _partial(self, value: partial[Any]) -> str | None:
+        keywords = list(value.keywords.items())
+        names, copied = self._refs([value.func, *value.args, *(v for _, v in keywords)])
+        if not copied:
+            return None
+        arguments = names[: 1 + len(value.args)]
+        arguments += [
+            f"{k}={n}" for (k, _), n in zip(keywords, names[len(arguments) :], strict=True)
+        ]
+        name = self._new(value)
+        self._builds.append(f"{name} = partial({', '.join(arguments)})")
+        return name
 
-    def _list(self, value: list[Any]) -> int:
-        index = self._container(value, _make_list, None)
-        self._fills.append((_fill_list, index, self._refs(value)))
-        return index
+    def _list(self, value: list[Any]) -> str:
+        return self._container(value, "[]", "extend")
 
-    def _set(self, value: set[Any]) -> int:
-        index = self._container(value, _make_set, None)
-        self._fills.append((_fill_set, index, self._refs(value)))
-        return index
+    def _set(self, value: set[Any]) -> str:
+        return self._container(value, "set()", "update")
 
-    def _deque(self, value: deque[Any]) -> int:
-        index = self._container(value, _make_deque, value.maxlen)
-        self._fills.append((_fill_list, index, self._refs(value)))
-        return index
+    def _deque(self, value: deque[Any]) -> str:
+        return self._container(value, f"deque(maxlen={value.maxlen})", "extend")
 
-    def _dict(self, value: dict[Any, Any]) -> int:
-        index = self._container(value, _make_dict, None)
-        items = [(self._ref(k), k, self._ref(v), v) for k, v in value.items()]
-        self._fills.append((_fill_dict, index, items))
-        return index
+    def _container(self, value: Any, empty: str, add: str) -> str:
+        name = self._new(value)
+        self._shells.append(f"{name} = {empty}")
+        if value:
+            items, _ = self._refs(value)
+            self._fills.append(f"{name}.{add}(({''.join(f'{n}, ' for n in items)}))")
+        return name
 
-
-def _get(objects: Objects, ref: int, value: Any) -> Any:
-    return objects[ref] if ref >= 0 else value
-
-
-def _make_object(objects: Objects, kind: type) -> Any:
-    return object.__new__(kind)
-
-
-def _make_dict(objects: Objects, data: None) -> dict[Any, Any]:
-    return {}
+    def _dict(self, value: dict[Any, Any]) -> str:
+        name = self._new(value)
+        self._shells.append(f"{name} = {{}}")
+        for key, item in value.items():  # (in order: dicts iterate in it)
+            self._fills.append(f"{name}[{self._ref(key)}] = {self._ref(item)}")
+        return name
 
 
-def _make_list(objects: Objects, data: None) -> list[Any]:
-    return []
-
-
-def _make_set(objects: Objects, data: None) -> set[Any]:
-    return set()
-
-
-def _make_deque(objects: Objects, maxlen: int | None) -> deque[Any]:
-    return deque(maxlen=maxlen)
-
-
-def _make_function(objects: Objects, data: tuple[Any, ...]) -> FunctionType:
-    code, namespace, name, defaults = data
-    return FunctionType(code, objects[namespace], name, defaults)
-
-
-def _make_closure(objects: Objects, data: tuple[Any, ...]) -> FunctionType:
-    function, refs = data
-    cells = tuple(CellType(_get(objects, ref, item)) for ref, item in refs)
+def _closure(function: FunctionType, contents: tuple[Any, ...]) -> FunctionType:
+    """``function`` with cells holding ``contents``."""
+    cells = tuple(CellType(item) for item in contents)
     new = FunctionType(
         function.__code__, function.__globals__, function.__name__, function.__defaults__, cells
     )
     new.__kwdefaults__ = function.__kwdefaults__
     return new
-
-
-def _make_tuple(objects: Objects, refs: list[tuple[int, Any]]) -> tuple[Any, ...]:
-    return tuple([objects[ref] if ref >= 0 else item for ref, item in refs])
-
-
-def _make_method(objects: Objects, data: tuple[Any, int]) -> MethodType:
-    return MethodType(data[0], objects[data[1]])
-
-
-def _make_attribute(objects: Objects, data: tuple[int, str]) -> Any:
-    return getattr(objects[data[0]], data[1])
-
-
-def _make_partial(objects: Objects, data: tuple[Any, ...]) -> partial[Any]:
-    func, args, keywords = data
-    return partial(
-        _get(objects, *func),
-        *(_get(objects, ref, item) for ref, item in args),
-        **{k: _get(objects, ref, item) for k, (ref, item) in keywords.items()},
-    )
-
-
-def _fill_object(objects: Objects, new: Any, fields: list[tuple[str, int, Any]]) -> None:
-    for name, ref, item in fields:
-        setattr(new, name, objects[ref] if ref >= 0 else item)
-
-
-def _fill_namespace(
-    objects: Objects, namespace: dict[str, Any], data: tuple[dict[str, Any], list[Any]]
-) -> None:
-    shared, own = data
-    namespace.update(shared)
-    for name, ref in own:
-        namespace[name] = objects[ref]
-
-
-def _fill_list(objects: Objects, new: Any, refs: list[tuple[int, Any]]) -> None:
-    new.extend([objects[ref] if ref >= 0 else item for ref, item in refs])
-
-
-def _fill_set(objects: Objects, new: set[Any], refs: list[tuple[int, Any]]) -> None:
-    new.update([objects[ref] if ref >= 0 else item for ref, item in refs])
-
-
-def _fill_dict(objects: Objects, new: dict[Any, Any], items: list[Any]) -> None:
-    for key_ref, key, ref, value in items:
-        new[_get(objects, key_ref, key)] = objects[ref] if ref >= 0 else value
 
 
 _state_kinds: dict[type, bool] = {}
@@ -386,7 +323,7 @@ class Template:
         from reasoner.runtime.sink import Sink
         from reasoner.runtime.wiring import Wiring
 
-        table: dict[tuple[str, int] | str, Action] = _Watched(action_table())
+        table = _Watched(action_table())
         wiring = Wiring(compiled.options, Runtime(compiled.knowledge), Sink(), table)
         try:
             wiring.start(compiled.program, compiled.network)
