@@ -156,3 +156,9 @@ def test_dynamic_rules_benchmark_detects_the_same_after_changes(tmp_path: Path) 
     assert row["rules"] == 20
     # one c<i> per a<i>(j), b<i>(j) pair of the 500, with or without the rules changed around
     assert (row["detections_unchanged"], row["detections_after_changes"]) == (500, 500)
+
+
+def test_keys_benchmark_times_both_rule_sets(tmp_path: Path) -> None:
+    rows = _quick("bench_keys", tmp_path)
+    assert [(r["rules"], r["keys"]) for r in rows] == [("stock ticker", 20), ("blizzard", 20)]
+    assert all(r["engine_of_us"] > 0 and r["engine_rules_ms"] > 0 for r in rows)
