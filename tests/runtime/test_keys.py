@@ -129,3 +129,27 @@ def test_conditions_running_actions_build_each_keys_nodes() -> None:
     second = Engine.of(compiled, actions={"note": lambda x: notes.append(("second", x))})
     _ = first.push(Event.at("a", (1,), 1)), second.push(Event.at("a", (2,), 1))
     assert notes == [("first", 1), ("second", 2)]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"explain": True}, {"provenance": True}, {"lateness": 1}],
+    ids=["plain", "explain", "provenance", "lateness"],
+)
+def test_keys_with_alarms_time_points_and_options(options: dict[str, object]) -> None:
+    rules = (
+        "exceptionAlarm(b, 2) <- a(X).\nafter_b <- b SEQ x.\n"
+        "c(X) <- a(X) SEQ y(X) WHERE X > 0.\nt <- 5 SEQ x."
+    )
+    events = [Event.at("a", (1,), 1), Event.at("x", (), 2), Event.at("y", (1,), 3)]
+    events += [Event.at("x", (), 4), Event.at("x", (), 6)]
+    built = Engine(rules, **options)  # type: ignore[arg-type]
+    compiled = compile_rules(rules, EngineOptions(**options))  # type: ignore[arg-type]
+    Engine.of(compiled)
+    key = Engine.of(compiled)
+    expected, found = list(built.run(events)), list(key.run(events))
+    assert found == expected and len(found) == 5
+    assert [getattr(e, "sources", None) for e in found] == [
+        getattr(e, "sources", None) for e in expected
+    ]
+    assert key.snapshot() == built.snapshot()
