@@ -307,6 +307,10 @@ class Template:
         self._plan: Plan | None = None
         self._tried = False
 
+    def __reduce__(self) -> tuple[type[Template], tuple[()]]:
+        # (a compiled program shipped to another process builds its template there)
+        return Template, ()
+
     def copy_into(self, compiled: CompiledProgram, wiring: Wiring) -> bool:
         """Give ``wiring`` (a new engine's, running no rules yet) the nodes of ``compiled``,
         copied from the template; False (nothing done) when each key builds its own."""

@@ -153,3 +153,14 @@ def test_keys_with_alarms_time_points_and_options(options: dict[str, object]) ->
         getattr(e, "sources", None) for e in expected
     ]
     assert key.snapshot() == built.snapshot()
+
+
+def test_a_compiled_program_pickles_without_its_template() -> None:
+    import pickle
+
+    compiled = compile_rules("c(X) <- a(X) SEQ b(X).")
+    Engine.of(compiled)
+    shipped = pickle.loads(pickle.dumps(compiled))
+    key = Engine.of(shipped)
+    key.push(Event.at("a", (1,), 1))
+    assert key.push(Event.at("b", (1,), 2)) == [Event("c", (1,), 1, 2)]
