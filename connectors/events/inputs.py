@@ -15,7 +15,7 @@ whole file, numbered as in the whole file.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -99,6 +99,11 @@ class InputFormat:
         rdf: whether it is read with :func:`rdf_options` (a stream of RDF graphs).
         key_of: for ``files``: the key a file holds (files of one key go to one worker);
             None: each file its own.
+        holds: for ``files``: the events a file holds, ``(name, arity, position)``: every
+            one has the file's key at that argument position.
+        in_order: for ``files``: the events of the files' readings merged by time, read at
+            once, when every file is in time order and readable to its end (None otherwise):
+            what a worker reading its share of the files runs (``reasoner run --workers``).
     """
 
     name: str
@@ -108,6 +113,8 @@ class InputFormat:
     split: Split
     rdf: bool = False
     key_of: Callable[[str], str] | None = None
+    holds: tuple[str, int, int] | None = None
+    in_order: Callable[[Sequence[Any]], Iterator[Event] | None] | None = None
 
 
 def _read_jsonl(share: Share, context: ReadContext) -> Reading:
@@ -131,6 +138,12 @@ def _read_mesowest(share: Share, context: ReadContext) -> Reading:
     file = MesoWestFile(share.path, on_reject=context.on_reject)
     # A MesoWestFile, not an iterator: merge_streams merges many of them a column at a time.
     return Reading(file, (file.where,), context.style)
+
+
+def _mesowest_in_order(files: Sequence[Any]) -> Iterator[Event] | None:
+    from connectors.mesowest.columns import merge_in_order
+
+    return merge_in_order(files)
 
 
 def _station_of(path: str) -> str:
@@ -171,6 +184,8 @@ REGISTRY: dict[str, InputFormat] = {
             streams=True,
             split="files",
             key_of=_station_of,
+            holds=("sensor_reading", 9, 0),
+            in_order=_mesowest_in_order,
         ),
         *(
             InputFormat(name, _read_rdf, times="given", streams=False, split="none", rdf=True)
@@ -260,18 +275,22 @@ def open_events(
     return reading.events
 
 
-def split_input(fmt: str, paths: Sequence[str], workers: int) -> list[list[Share]]:
+def split_input(
+    fmt: str, paths: Sequence[str], workers: int, owner: Callable[[str], int] | None = None
+) -> list[list[Share]]:
     """Divide the input files between ``workers`` as the format allows.
 
     ``files``: whole files, grouped by key (``InputFormat.key_of``: a MesoWest station's files go to
-    one worker), the groups dealt largest first to the worker with the fewest bytes, each
-    worker's files in input order. ``lines``: each file cut into ``workers`` byte ranges (a
+    one worker), the groups dealt largest first to the worker with the fewest bytes (with
+    ``owner``: each group to worker ``owner(key)``), each worker's files in input order. ``lines``: each file cut into ``workers`` byte ranges (a
     line belongs to the range its first byte lies in). ``none``: everything to the first.
 
     Args:
         fmt: a registered format.
         paths: the input files (not ``-``: standard input cannot be divided).
         workers: how many shares.
+        owner: for ``files``: the worker of a key (e.g. the one the router would send the key's
+            events to); None: the groups are dealt by size.
 
     Returns:
         One list of shares per worker (some may be empty); reading every share, in order,
@@ -302,7 +321,7 @@ def split_input(fmt: str, paths: Sequence[str], workers: int) -> list[list[Share
             key: sum(os.path.getsize(paths[i]) for i in group) for key, group in groups.items()
         }
         for key in sorted(groups, key=lambda k: -sizes[k]):
-            least = load.index(min(load))
+            least = load.index(min(load)) if owner is None else owner(key)
             load[least] += sizes[key]
             given[least] += groups[key]
         shares = [[Share(paths[i]) for i in sorted(indices)] for indices in given]

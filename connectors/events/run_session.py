@@ -155,7 +155,12 @@ class RunSession:
         try:
             with ExitStack() as stack:
                 publish = self._open(stack)
-                self._replay(self._events(), publish)
+                events = self._events()
+                shared = self._read_by_workers()
+                if shared is None:
+                    self._replay(events, publish)
+                else:
+                    self._replay_shared(shared, publish)
                 final = self._final()
                 publish(final)
                 self._pending += final
@@ -278,6 +283,57 @@ class RunSession:
             self.stopped = True
         finally:
             stop.waiting = False  # (the rest is finished, whatever comes)
+
+    def _read_by_workers(self) -> Iterator[list[Event]] | None:
+        """With workers, when they can read the input themselves (docs/scale-out.md, "Input
+        read by the workers"): the detections as they become final; else None (the router
+        reads). The options that act between two events of the merged stream (``strict``,
+        checkpoints, a lateness bound, ``speed``, reloaded rules, refreshed knowledge) keep
+        the router's reading."""
+        from reasoner.runtime.parallel import ParallelEngine
+
+        engine, source = self.engine, self.source
+        if (
+            not isinstance(engine, ParallelEngine)
+            or not engine.workers
+            or source.strict
+            or source.speed is not None
+            or self.checkpoints is not None
+            or self.resume is not None
+            or self.watcher is not None
+            or self.knowledge is not None
+            or engine.options()["lateness"]
+        ):
+            return None
+        from connectors.events.shares import file_sources
+
+        sources = file_sources(source.fmt, source.paths, engine.workers, engine.partitioning)
+        return None if sources is None else engine.read_shares(sources, self._note)
+
+    def _replay_shared(self, shared: Iterator[list[Event]], publish: Publish) -> None:
+        """Write the detections the workers' run makes final, until it ends or a stop
+        signal comes (the stream is then cut, as :meth:`_replay`'s)."""
+        batch = 1 if self._out.isatty() else 1024
+        try:
+            for detections in shared:
+                if detections:
+                    publish(detections)
+                    self._pending += detections
+                    if len(self._pending) >= batch:
+                        self._write_pending()
+                if self.stop.signum is not None:
+                    raise Interrupted(self.stop.signum)
+        except Interrupted:
+            self.interrupted = True
+
+    def _note(self, note: tuple[str, Rejected]) -> None:
+        """What a worker reading its share met: a malformed line, or an event refused."""
+        kind, rejected = note
+        if kind != "refused":
+            self._rejected_line(rejected)
+            return
+        self.counts["refused"] += 1
+        print(f"skipped {rejected}", file=sys.stderr)
 
     def _refused(self, event: Event, error: EventError) -> list[Event]:
         """An event the engine refused: reported, counted, skipped (or, ``strict``, stops)."""

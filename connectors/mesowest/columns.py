@@ -125,6 +125,37 @@ def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
         >>> next(merge_files([MesoWestFile(p) for p in paths])).args[0]
         'KEVW'
     """
+    rows, order, noted = _sorted(files)
+    if order is None:
+        yield from heapq.merge(*files, key=_END)  # a file out of time order: no sort gives it
+        return
+    yield from _events(files, rows, order, noted)
+
+
+def merge_in_order(files: Sequence[MesoWestFile]) -> Iterator[Event] | None:
+    """:func:`merge_files`, read at once, when every file is in time order and readable to its
+    end; else None. Then no event of the merged stream is late, and the events of any subset
+    of an archive's files come in the order they come in the whole archive's merge (a worker
+    reading its share of the files sees its events as the router would send them).
+
+    Args:
+        files: opened exports (headers read), as for :func:`merge_files`.
+
+    Returns:
+        The lazy iterator of :func:`merge_files` (the files already read), or None.
+    """
+    rows, order, noted = _sorted(files)
+    failed = any(
+        isinstance(item, InputFormatError) for _, items in noted.values() for _, item in items
+    )
+    return None if order is None or failed else _events(files, rows, order, noted)
+
+
+def _sorted(
+    files: Sequence[MesoWestFile],
+) -> tuple[_Rows, np.ndarray | None, dict[int, tuple[int, list[Noted]]]]:
+    """Read every file: its rows, their merged order (None: a file is out of time order) and
+    what the row-loop files noted."""
     rows = _Rows()
     taken = _read_columns(files, rows)
     noted = {i: _read_rows(file, i, rows) for i, file in enumerate(files) if not taken[i]}
@@ -133,10 +164,8 @@ def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
     in_files = np.argsort(source, kind="stable")  # rows in file order, each file's in its order
     key, owner = time[in_files], source[in_files]
     if np.any((key[1:] < key[:-1]) & (owner[1:] == owner[:-1])):
-        yield from heapq.merge(*files, key=_END)  # a file out of time order: no sort gives it
-        return
-    order = in_files[np.argsort(key, kind="stable")]
-    yield from _events(files, rows, order, noted)
+        return rows, None, noted
+    return rows, in_files[np.argsort(key, kind="stable")], noted
 
 
 def _read_columns(files: Sequence[MesoWestFile], rows: _Rows) -> list[bool]:

@@ -25,13 +25,13 @@ import queue
 import threading
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cache, cached_property, partial
 from itertools import islice
 from multiprocessing.connection import Connection
 from operator import itemgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from reasoner.compiler.partition import Partitioning, analyse
 from reasoner.errors import EngineError, EventError, ReasonerError, SnapshotError
@@ -50,6 +50,9 @@ from reasoner.runtime.rulechanges import quoted, refuse_static_changes
 from reasoner.runtime.stages import GlobalStage, Path, StageEngine, stage_engine
 from reasoner.runtime.worker import Derived, order_key, revive, work
 from reasoner.values import NUMBER_TYPES
+
+if TYPE_CHECKING:
+    from reasoner.runtime.shares import Note, ShareMerge, Source
 
 #: Events per batch sent to a worker (amortises the inter-process cost).
 BATCH = 2048
@@ -369,6 +372,38 @@ class ParallelEngine:
                 for event in chunk:
                     yield from self.push(event)
         yield from self.flush()
+
+    def read_shares(
+        self, sources: Sequence[Callable[[], Source]], on_note: Callable[[Note], None]
+    ) -> Iterator[list[Event]] | None:
+        """Have each worker read its share of the input itself (``sources[i]``, called in
+        worker ``i``: the events of the keys it owns) and run it; the router runs the global
+        stage and merges (:mod:`reasoner.runtime.shares`). Returns the detections as they
+        become final (lists, in the defined order; the stream is then at its end, as after
+        :meth:`flush`), every note (rejection) handed to ``on_note`` in input order; or None,
+        nothing read, when a worker cannot run its share alone (e.g. a file out of time
+        order): push the events here instead. Raises EngineError without workers or with a
+        lateness bound (the router's buffer orders the events)."""
+        from reasoner.runtime.shares import ShareMerge
+
+        if not self.workers or len(sources) != self.workers or self._lateness:
+            raise EngineError("the workers read the input themselves only without a lateness bound")
+        self._process_all()
+        for i, source in enumerate(sources):
+            self._post(("share", source, self._batch), i)
+        merge = ShareMerge(
+            self._connections, self._post, self._global, self._reads, self._rules, self._counts
+        )
+        merge.held.rows += self._pending
+        if merge.opened():
+            self._post(("skip",))
+            return None
+        self._pending = []
+        return self._merged(merge, on_note)
+
+    def _merged(self, merge: ShareMerge, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:
+        yield from merge.run(on_note)
+        self._now = max(self._now, merge.last)
 
     def _chunks(self, events: Iterable[Event]) -> Iterator[list[Event]]:
         """``events`` in chunks that fill the batch under way."""

@@ -1,24 +1,29 @@
 """A worker process of :class:`~reasoner.runtime.parallel.ParallelEngine`: the keyed stage
-on the batches the router sends, answered with the detections in the defined order; and the
+on the batches the router sends, answered with the detections in the defined order, or on
+the share of the input it reads itself (:func:`work_share`); and the
 batch step it shares with Spark's tasks (connectors/spark), with the plain form in which
 detections travel between processes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Knowledge
-from reasoner.language.ast import Program
+from reasoner.language.ast import Program, event_arities
 from reasoner.runtime import checkpoint
-from reasoner.runtime.batches import mine
+from reasoner.runtime.batches import acceptable, mine
 from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.events import Detection, Event, rejection
 from reasoner.runtime.stages import Path, StageEngine, positions
+
+if TYPE_CHECKING:
+    from reasoner.runtime.shares import Note, NoteKey, Source
 
 
 def order_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -70,6 +75,9 @@ def work(
             elif kind == "knowledge":  # (between two batches: the router drained them)
                 engine.use_knowledge(message[1])
                 answer = None
+            elif kind == "share":  # (it reads its own input: answered by parts, see shares)
+                work_share(connection, engine, message[1], reads, message[2])
+                continue
             elif kind == "stats":
                 answer = engine.stats()
             elif kind == "snapshot":
@@ -94,6 +102,54 @@ def work(
             connection.send(("error", error))
             continue
         connection.send(("ok", answer))
+
+
+def work_share(
+    connection: Connection,
+    engine: Engine,
+    factory: Callable[[], Source],
+    reads: set[tuple[str, int]],
+    size: int,
+) -> None:
+    """A worker's side: open the share, answer whether it can run here, then (told ``go``)
+    send its parts, ``done`` with its last end, and (told the stream's last end) the last part.
+    Any other answer to the opening (``skip``) leaves the engine untouched."""
+    source = factory()
+    connection.send(("ok", source.open()))
+    if connection.recv()[0] != "go":
+        return
+    arities, span = event_arities(engine.program), engine.options().get("max_span")
+    limit = math.inf if span is None else span
+    for chunk in source.chunks(size):
+        events, notes, now = chunk.events, chunk.notes, engine.now
+        if events and acceptable([e for _, e in events], now, arities, limit):
+            taken, now = events, events[-1][1][3]
+        else:  # the engine's checks one by one, for the reasons (in input order)
+            taken = []
+            for i, (seq, event) in enumerate(events):
+                reason = rejection(event, now, arities, span, 0)
+                if reason is None:
+                    taken.append((seq, event))
+                    now = event[3]
+                else:
+                    notes.append(((event[3], seq, 0, 0), chunk.refuse(i, reason)))
+        connection.send(("part", _part(engine, taken, now, reads, notes)))
+    connection.send(("done", engine.now))
+    _, until = connection.recv()
+    connection.send(("part", _part(engine, [], until, reads, [])))
+
+
+def _part(
+    engine: Engine,
+    taken: list[tuple[int, Event]],
+    until: Any,
+    reads: set[tuple[str, int]],
+    notes: list[tuple[NoteKey, Note]],
+) -> tuple[Any, ...]:
+    """Run ``taken`` (checked) up to ``until``: the message for the router."""
+    run, feed, errors = ordered_batch(engine, taken, until, reads)
+    raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads] if reads else []
+    return until, len(taken), run, feed, raw, errors, notes
 
 
 def run_batch(

@@ -1,0 +1,161 @@
+"""The input read by the workers of ``reasoner run --workers N``: each worker reads the files of
+the keys it owns (:func:`file_sources`), merges them by time and runs them, and the router only
+merges what they derive (:mod:`reasoner.runtime.shares`, docs/scale-out.md).
+
+A file-split format (``InputFormat.split == "files"``) whose files each hold one key
+(``InputFormat.holds``) can be so divided when the program keys those events by that argument:
+every file of a key then goes to the worker the router would send the key's events to
+(:func:`~reasoner.runtime.batches.key_owner`), so the partitions, and what each worker derives,
+are those of the router's run. A worker's events are numbered ``file << 32 | n`` (the file's
+place among the inputs, the event's place in the share): with each file in time order, the
+whole input's merge is a stable sort by time over the files in input order, so ``(end, seq)``
+orders any worker's events as that merge does. Rejections are keyed by the event they follow
+(the merge hands a file's rejection over when the event after its file's previous one is
+asked for), so the router reports them in input order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import count, islice
+from typing import Any
+
+from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share, split_input
+from connectors.events.rejects import Position, Rejected
+from connectors.events.times import TimeStyle
+from reasoner.compiler.partition import Partitioning
+from reasoner.errors import ReasonerError
+from reasoner.runtime.batches import key_owner
+from reasoner.runtime.events import Event
+from reasoner.runtime.shares import Chunk, Note, NoteKey
+
+#: The bits of a worker's event number below the file's place.
+_PLACE = 32
+
+
+def file_sources(
+    fmt: str, paths: Sequence[str], workers: int, partitioning: Partitioning
+) -> list[FileShare] | None:
+    """Each worker's share of ``paths`` (files of format ``fmt``), or None when the workers
+    cannot read the input themselves: a format not split by file, standard input, or a program
+    that does not key the files' events by the files' key.
+
+    Args:
+        fmt: a registered format.
+        paths: the input files, in input order.
+        workers: the number of workers.
+        partitioning: the program's partition analysis.
+
+    Returns:
+        One :class:`FileShare` per worker (the files it reads, with their places among the
+        inputs), or None.
+    """
+    entry = REGISTRY[fmt]
+    if entry.split != "files" or entry.holds is None or entry.in_order is None or "-" in paths:
+        return None
+    name, arity, position = entry.holds
+    kind = (name, arity)
+    key = partitioning.key_positions().get(kind)
+    if key != position and (key is not None or kind in partitioning.reads):
+        return None
+    shares = split_input(fmt, paths, workers, lambda k: key_owner(k, workers))
+    ahead = [iter(share) for share in shares]
+    heads: list[Share | None] = [next(it, None) for it in ahead]
+    files: list[list[tuple[int, str]]] = [[] for _ in range(workers)]
+    for place, path in enumerate(paths):  # (each worker's shares are in input order)
+        worker = next(w for w, head in enumerate(heads) if head is not None and head.path == path)
+        files[worker].append((place, path))
+        heads[worker] = next(ahead[worker], None)
+    return [FileShare(fmt, tuple(share)) for share in files]
+
+
+@dataclass(frozen=True, slots=True)
+class FileShare:
+    """A worker's files ``(place among the inputs, path)``; called in the worker, it opens them
+    (a :class:`~reasoner.runtime.shares.Source`)."""
+
+    fmt: str
+    files: tuple[tuple[int, str], ...]
+
+    def __call__(self) -> FileReader:
+        return FileReader(self.fmt, self.files)
+
+
+class FileReader:
+    """A worker's files read, merged by time and numbered (see the module doc).
+
+    Args:
+        fmt: their format.
+        files: ``(place among the inputs, path)``, in input order.
+    """
+
+    def __init__(self, fmt: str, files: tuple[tuple[int, str], ...]) -> None:
+        self.fmt, self.files = fmt, files
+        self.notes: list[tuple[NoteKey, Note]] = []
+        self.after: tuple[Any, int] | None = None  # (end, seq) of the event taken last
+        self.numbers = count()  # the notes' order
+        self.wheres: list[Position] = []
+        self.merged: Iterator[Event] | None = None
+
+    def open(self) -> str | None:
+        """Read the files; why they cannot be run by this worker alone (None: they can)."""
+        entry, style = REGISTRY[self.fmt], TimeStyle()
+        streams = []
+        try:
+            for place, path in self.files:
+                context = ReadContext(partial(self.note, place), {}, {}, style)
+                reading = read_share(self.fmt, Share(path), context)
+                streams.append(reading.events)
+                self.wheres.append(reading.positions[0])
+            assert entry.in_order is not None
+            self.merged = entry.in_order(streams) if streams else iter(())
+        except ReasonerError as error:  # (the router reads it again, and reports it)
+            return str(error)
+        if self.merged is None:
+            return "a file is out of time order or unreadable from some row on"
+        return None
+
+    def note(self, place: int, rejected: Rejected) -> None:
+        """A reader's rejection, keyed by where the merge hands it over."""
+        after = (-math.inf, place) if self.after is None else self.after
+        self.notes.append(((*after, 1, next(self.numbers)), ("malformed", rejected)))
+
+    def chunks(self, size: int) -> Iterator[Chunk]:
+        """The events, ``size`` at a time, numbered, with the notes handed while reading them."""
+        assert self.merged is not None
+        events = self._numbered(self.merged)
+        paths = [where.file for where in self.wheres]
+        while True:
+            chunk = list(islice(events, size))
+            notes, self.notes = self.notes, []
+            if not chunk and not notes:
+                return
+            lines = [(paths[i], line) for _, _, i, line in chunk]
+            yield Chunk([(seq, e) for seq, e, _, _ in chunk], notes, partial(_refused, lines))
+
+    def _numbered(self, merged: Iterator[Event]) -> Iterator[tuple[int, Event, int, int]]:
+        """``(seq, event, the file's index in the share, its line)`` of each event."""
+        entry = REGISTRY[self.fmt]
+        assert entry.key_of is not None
+        files: dict[Any, list[int]] = {}
+        for i, (_, path) in enumerate(self.files):
+            files.setdefault(entry.key_of(path), []).append(i)
+        at = entry.holds[2] if entry.holds is not None else 0
+        places = [place << _PLACE for place, _ in self.files]
+        single = {key: found[0] for key, found in files.items() if len(found) == 1}
+        wheres = self.wheres
+        for n, event in enumerate(merged):
+            i = single.get(event[1][at])
+            if i is None:  # (a key's several files: the one that yielded it)
+                i = next(j for j in files[event[1][at]] if wheres[j].holds(event))
+            seq = places[i] | n
+            self.after = (event[3], seq)
+            yield seq, event, i, wheres[i].line
+
+
+def _refused(lines: list[tuple[str, int]], index: int, reason: str) -> Note:
+    """The note of the chunk's event ``index`` refused (its file and line)."""
+    return ("refused", Rejected(*lines[index], reason))

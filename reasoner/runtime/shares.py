@@ -1,0 +1,212 @@
+"""Input read where it is processed: each worker of a
+:class:`~reasoner.runtime.parallel.ParallelEngine` reads and checks its own share of the input
+(a :class:`Source`, e.g. the files of the keys it owns) and runs the keyed stage on it; the
+router only merges (docs/scale-out.md, "Input read by the workers").
+
+A worker (:func:`work_share`) sends its results a chunk of events at a time (a *part*): the
+detections in the defined order, what the global stage reads, the notes (rejections) handed
+while reading, and ``until``, the end of its last event: it has derived everything ending
+before then. The router (:class:`ShareMerge`) runs everything ending before the smallest
+``until`` of the workers still reading (the global stage on the input events and derived events
+it reads, in the single engine's order; the notes in input order) and reports the detections
+ending before it as final, so every worker runs at its own pace. Once all are done, every
+worker's clock moves to the stream's last end (as the router's batches move them) and the rest
+is final.
+
+A source numbers its events (``seq``) so that ``(end, seq)`` is the order of the whole
+merged input (it need not count: a file's number and the event's place in the share), and
+gives each note a key in that order (:data:`NoteKey`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from bisect import bisect_left
+from multiprocessing.connection import Connection, wait
+from operator import itemgetter
+from typing import Any, Protocol
+
+from reasoner.errors import ReasonerError
+from reasoner.runtime import checkpoint
+from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
+from reasoner.runtime.stages import GlobalStage
+from reasoner.runtime.parallel import run_global, unique
+from reasoner.runtime.worker import Derived, order_key, revive
+
+#: Where a note falls in the merged input: ``(end, seq, 0, 0)`` for the event ``(end, seq)``
+#: refused; ``(end, seq, 1, n)`` for the n-th note handed after it; ``(-inf, ...)`` before the
+#: first event (the rest ordered as the input's files).
+NoteKey = tuple[Any, ...]
+
+#: A note: what it is (``refused``: an event the engine refused; else a reader's word, e.g.
+#: ``malformed``) and the record the source gave (e.g. the file, line and reason).
+Note = tuple[str, Any]
+
+
+@dataclass
+class Chunk:
+    """Events a source read, in its order, and the notes handed while it read them.
+
+    ``refuse(i, reason)``: the note for refusing ``events[i]`` (its file and line).
+    """
+
+    events: list[tuple[int, Event]]
+    notes: list[tuple[NoteKey, Note]]
+    refuse: Callable[[int, str], Note]
+
+
+class Source(Protocol):
+    """A worker's share of the input (built in the worker by a picklable factory)."""
+
+    def open(self) -> str | None:
+        """Read the share; why it cannot be run by this worker alone (None: it can)."""
+
+    def chunks(self, size: int) -> Iterator[Chunk]:
+        """The share's events, about ``size`` at a time, numbered (see the module doc)."""
+
+
+@dataclass
+class _Held:
+    """What the router holds, not run yet: by end (see :meth:`ShareMerge._run`)."""
+
+    rows: list[tuple[Any, Event]] = field(default_factory=list)  # (order key, detection)
+    raw: list[tuple[int, Event]] = field(default_factory=list)
+    derived: list[Derived] = field(default_factory=list)
+    notes: list[tuple[NoteKey, Note]] = field(default_factory=list)
+    errors: list[tuple[int, ReasonerError]] = field(default_factory=list)
+
+
+_first = itemgetter(0)
+
+
+class ShareMerge:
+    """The router's side: merge the workers' parts into the one output order (module doc).
+
+    Args:
+        connections: the workers' pipes (they answer the opening already sent).
+        post: sends a message to the workers (all, or those given).
+        stage: the global stage (None: none).
+        reads: the event types the global stage reads.
+        rules: with explain, the rules detections' derivations are read with.
+        counts: the router's counters (``events_in``, ``detections``, ``rejected``).
+    """
+
+    def __init__(
+        self,
+        connections: Sequence[Connection],
+        post: Callable[..., None],
+        stage: Engine | None,
+        reads: set[tuple[str, int]],
+        rules: checkpoint.Derivations | None,
+        counts: dict[str, int],
+    ) -> None:
+        self.connections, self.post, self.stage = list(connections), post, stage
+        self.reads, self.rules, self.counts = reads, rules, counts
+        self.held = _Held()
+        self.until = [-math.inf] * len(self.connections)  # each worker's; inf: done
+        self.last = -math.inf  # the stream's last end (the workers' largest)
+
+    def opened(self) -> list[str]:
+        """Every worker's answer to the opening: why some share cannot run (empty: all can)."""
+        answers = [connection.recv() for connection in self.connections]
+        return [problem for _, problem in answers if problem is not None]
+
+    def run(self, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:
+        """Tell the workers to go; yield the detections as they become final (lists, in the
+        defined order); hand every note to ``on_note`` in input order. The first error of an
+        event's run (one engine's push raising) is raised once what ends before it is out."""
+        self.post(("go",))
+        bound = -math.inf
+        waiting = {connection: i for i, connection in enumerate(self.connections)}
+        while waiting:
+            for connection in wait(list(waiting)):
+                i = waiting[connection]
+                kind, value = connection.recv()
+                if kind == "part":
+                    self._take(value)
+                    self.until[i] = value[0]
+                else:  # done: it has read its share
+                    self.until[i] = math.inf
+                    self.last = max(self.last, value)
+                    del waiting[connection]
+            if waiting and min(self.until) > bound:
+                bound = min(self.until)
+                yield self._run(bound, on_note)
+        if self.last > -math.inf:
+            self.post(("finish", self.last))
+        for connection in self.connections:
+            self._take(connection.recv()[1])
+        if self.stage is not None and self.last > self.stage.now:
+            self._global(self.stage.advance(self.last))
+        yield self._run(math.inf, on_note)
+
+    def _take(self, part: tuple[Any, ...]) -> None:
+        _, taken, run, feed, raw, errors, notes = part
+        rules, held = self.rules, self.held
+        self.counts["events_in"] += taken
+        self.counts["rejected"] += sum(1 for _, (kind, _) in notes if kind == "refused")
+        held.rows += [(key, revive(d, rules)) for key, d in run]
+        for seq, plain, at in feed:
+            if seq < 0 or at is None:  # a timer's events, each run at its own end
+                held.derived += [(seq, [revive(d, rules)], None) for d in plain]
+            else:
+                held.derived.append((seq, [revive(d, rules) for d in plain], at))
+        held.raw += raw
+        held.notes += notes
+        held.errors += errors
+
+    def _run(self, bound: Any, on_note: Callable[[Note], None]) -> list[Event]:
+        """Run what ends before ``bound`` (every worker has derived all of it); the
+        detections now final."""
+        held = self.held
+        stage = self.stage
+        if stage is not None:
+            raw = [(seq, e) for seq, e in held.raw if e[3] < bound]
+            derived = [item for item in held.derived if _end(item) < bound]
+            if raw or derived:
+                held.raw = [(seq, e) for seq, e in held.raw if e[3] >= bound]
+                held.derived = [item for item in held.derived if _end(item) >= bound]
+                if isinstance(stage, GlobalStage):
+                    found = run_global(stage, raw, derived, self.reads)
+                else:
+                    found = [d for _, event in sorted(raw, key=_in_order) for d in stage.push(event)]
+                self._global(found)
+            if math.isfinite(bound) and bound > stage.now:
+                self._global(stage.advance(bound))
+        if held.notes:
+            notes = sorted(held.notes, key=_first)
+            cut = bisect_left(notes, bound, key=_key_end)
+            held.notes = notes[cut:]
+            for _, note in notes[:cut]:
+                on_note(note)
+        rows = sorted(held.rows, key=_first)  # (sorted runs: one merge)
+        cut = bisect_left(rows, bound, key=_key_end)
+        held.rows = rows[cut:]
+        out = list(unique(d for _, d in rows[:cut]))
+        self.counts["detections"] += len(out)
+        if held.errors:
+            held.errors.sort(key=_first)
+            raise held.errors.pop(0)[1]
+        return out
+
+    def _global(self, found: list[Event]) -> None:
+        self.held.rows += [(order_key(d), d) for d in found]
+
+
+def _end(item: Derived) -> Any:
+    """When a derived item runs in the global stage: its first event's end (an input event's
+    tree ends with it; a timer's events end when it fires)."""
+    return item[1][0][3] if item[1] else -math.inf
+
+
+def _key_end(item: tuple[tuple[Any, ...], Any]) -> Any:
+    return item[0][0]
+
+
+def _in_order(item: tuple[int, Event]) -> tuple[Any, int]:
+    return item[1][3], item[0]
+
+
