@@ -1,6 +1,14 @@
-"""Scale-out: events/s with 1 and 2 worker processes, checkpoint cost, snapshot size.
+"""Scale-out: ``reasoner run`` end to end beside one process, events/s with 1 and 2 worker
+processes, checkpoint cost, snapshot size.
 
-Two workloads (docs/scale-out.md):
+Three workloads (docs/scale-out.md):
+
+* **the archive, end to end**: the MesoWest workload below as a user has it (one CSV export per
+  station, the neighbourhood as a rule file of ``near_station`` facts, kept under ``out/``),
+  through ``reasoner run`` in a subprocess: one process (the baseline) and ``--workers 2``
+  (the workers read their stations' files), interleaved ``--repeat`` times; wall and CPU
+  seconds, the detections checked equal, and the engine's in-process rate on the same
+  readings (only the engine's work timed).
 
 * **MesoWest-style replay**: ``--stations`` synthetic stations (default 2,000, spread over the
   interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
@@ -19,6 +27,7 @@ are generated before timing; detections are counted, not written. The machine ma
 the load average is printed.
 
     python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
+    python benchmarks/bench_scaleout.py --only archive --days 20   # end to end, 20 days
     python benchmarks/bench_scaleout.py --only mesowest   # the MesoWest rows (and 2 / 1) only
     python benchmarks/bench_scaleout.py --quick    # a smoke run
 """
@@ -31,8 +40,11 @@ import json
 import os
 import random
 import resource
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from itertools import islice
 from pathlib import Path
 
 from bench_blizzard import storm_systems
@@ -195,6 +207,99 @@ def measure(name: str, program, events: list[Event], every: int) -> dict:
     return result
 
 
+def write_archive(folder: Path, stations: int, days: float, km: float, seed: int) -> list[Path]:
+    """The MesoWest workload as a user has it: one CSV export per station (the generator's
+    files, the same readings as :func:`mesowest_workload`) and the neighbourhood as a rule file
+    of ``near_station`` facts; returns the rule files and the exports. Kept in ``folder`` (made
+    once per size and seed: generating 2,000 stations takes a while)."""
+    from connectors.mesowest.generator import generate
+
+    table = synthetic_stations(stations, random.Random(seed))
+    facts, exports = folder / "near_station.event", folder / "csv"
+    rules = [ROOT / "rules" / "blizzard.event", ROOT / "rules" / "blizzard_noaa.event", facts]
+    if not (folder / "complete").exists():
+        storms = storm_systems(table, days, seed)
+        files = generate(exports, table, days, seed, storms, interval_minutes=20)
+        facts.write_text(neighbour_facts(table, km), encoding="utf-8")
+        (folder / "complete").write_text("\n".join(f.name for f in files), encoding="utf-8")
+    names = (folder / "complete").read_text(encoding="utf-8").split("\n")
+    return rules + [exports / name for name in names]
+
+
+def in_process_rate(program, files: list[Path]) -> tuple[float, int]:
+    """The engine's own rate on the archive's readings (events/s, detections): the readings
+    are read a block at a time, and only the engine's work on them is timed."""
+    from connectors.mesowest.reader import MesoWestFile
+
+    events = merge_streams(*(MesoWestFile(path) for path in files))
+    engine, spent, count, found = Engine(program), 0.0, 0, 0
+    while block := list(islice(events, 200_000)):
+        gc.collect()
+        began = time.perf_counter()
+        found += sum(len(engine.push(event)) for event in block)
+        spent += time.perf_counter() - began
+        count += len(block)
+    began = time.perf_counter()
+    found += len(engine.flush())
+    return count / (spent + time.perf_counter() - began), found
+
+
+#: The end-to-end paths: ``reasoner run``'s options (one process is the baseline).
+PATHS = {"one process": [], "--workers 2": ["--workers", "2"]}
+
+
+def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) -> dict:
+    """``reasoner run`` over the archive, each path in a subprocess, interleaved ``repeat``
+    times (A B A B ...: the machine may be shared); wall and CPU seconds, detections checked
+    equal (the sorted output lines: one process writes them in its derivation order)."""
+    folder = ROOT / "out" / f"scaleout_archive_{stations}x{days:g}d_{seed}"
+    files = write_archive(folder, stations, days, km, seed)
+    rules, exports = files[:3], files[3:]
+    program = load_rules([str(path) for path in rules])  # (and the parsed-program cache)
+    readings = sum(1 for path in exports for line in path.open() if line[:1] == "S") - len(exports)
+    name = f"archive ({stations} stations x {days:g} days)"
+    print(f"{name}: {readings:,} readings, load average {os.getloadavg()[0]:.1f} (1 min)")
+    argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules), "--format", "mesowest"]
+    argv += [arg for path in exports for arg in ("--events", str(path))]
+    walls: dict[str, list[float]] = {path: [] for path in PATHS}
+    cpus: dict[str, list[float]] = {path: [] for path in PATHS}
+    outputs: dict[str, list[str]] = {}
+    loads = []
+    for _ in range(repeat):
+        for path, options in PATHS.items():
+            out = folder / "out.jsonl"
+            loads.append(os.getloadavg()[0])
+            before = _cpu(resource.RUSAGE_CHILDREN)
+            began = time.perf_counter()
+            done = subprocess.run(
+                [*argv, *options, "--output", str(out)], cwd=ROOT, capture_output=True, check=False
+            )
+            walls[path].append(time.perf_counter() - began)
+            cpus[path].append(_cpu(resource.RUSAGE_CHILDREN) - before)
+            assert done.returncode == 0, f"{path}: {done.stderr.decode()}"
+            found = sorted(out.read_text(encoding="utf-8").splitlines())
+            assert outputs.setdefault("detections", found) == found, f"{path} differs"
+    rate, detections = in_process_rate(program, exports)
+    assert detections == len(outputs["detections"]), "the in-process engine differs"
+    one = min(walls["one process"])
+    result = {"workload": name, "events": readings, "detections": detections}
+    result["load_average"] = [round(min(loads), 1), round(max(loads), 1)]
+    result["in_process_events_per_s"] = round(rate)
+    print(f"  the engine in-process      {rate:>9,.0f} readings/s ({detections:,} detections)")
+    for path in PATHS:
+        best, worst = min(walls[path]), max(walls[path])
+        key = path.strip("-").replace(" ", "_")
+        result[f"{key}_wall_s"] = [round(w, 2) for w in walls[path]]
+        result[f"{key}_cpu_s"] = [round(c, 2) for c in cpus[path]]
+        result[f"{key}_speedup"] = round(one / best, 2)
+        print(
+            f"  {path:<26} {best:6.1f}-{worst:.1f} s wall, {readings / best:>9,.0f} readings/s "
+            f"({readings / best / rate:.2f} of in-process), CPU {min(cpus[path]):.1f} s; "
+            f"{one / best:.2f}x one process (best of {repeat} each)"
+        )
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
@@ -206,19 +311,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint-every", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=2012)
     parser.add_argument(
-        "--only", choices=("mesowest", "ticker"), help="measure one workload (default: both)"
+        "--only",
+        choices=("mesowest", "ticker", "archive"),
+        help="measure one workload (default: all)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="archive: runs of each path (interleaved)"
     )
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.stations, args.days, args.companies, args.quotes = 100, 1.0, 100, 5_000
-        args.checkpoint_every = 1_000
+        args.checkpoint_every, args.repeat = 1_000, 1
     results = []
-    if args.only != "ticker":
+    if args.only in (None, "mesowest"):
         program, events = mesowest_workload(args.stations, args.days, args.near_km, args.seed)
         name = f"mesowest ({args.stations} stations)"
         results.append(measure(name, program, events, args.checkpoint_every))
-    if args.only != "mesowest":
+    if args.only in (None, "archive"):
+        results.append(
+            end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat)
+        )
+    if args.only in (None, "ticker"):
         program, events = ticker_workload(args.companies, args.quotes, args.seed)
         name = f"ticker ({args.companies} companies)"
         results.append(measure(name, program, events, args.checkpoint_every))

@@ -17,6 +17,7 @@ arguments' text; a detection is final once the stream has moved past its end.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import math
 import multiprocessing
@@ -200,6 +201,10 @@ class ParallelEngine:
         reads: set[tuple[str, int]],
     ) -> None:
         context = multiprocessing.get_context("fork")
+        # What exists now (the program, the knowledge) is left out of the workers' garbage
+        # collections: a collection would write to every object a worker inherited, copying
+        # its pages and scanning them again and again (seconds on a large fact base).
+        gc.freeze()
         for _ in range(self.workers):
             here, there = context.Pipe()
             # The child closes every router end it inherits (its own peer's included), so
@@ -214,6 +219,7 @@ class ParallelEngine:
             there.close()
             self._connections.append(here)
             self._processes.append(process)
+        gc.unfreeze()  # (the router's own collections as before)
         # One thread per worker writes its messages, in order (after the forks: a child
         # gets no threads): the router never blocks on a full pipe, so it always reads what
         # the workers answer (both sides writing a large message at once would wait forever).

@@ -7,6 +7,7 @@ detections travel between processes.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
@@ -118,6 +119,7 @@ def work_share(
     connection.send(("ok", source.open()))
     if connection.recv()[0] != "go":
         return
+    gc.freeze()  # (what was read and built stays: collections need not scan it again)
     arities, span = event_arities(engine.program), engine.options().get("max_span")
     limit = math.inf if span is None else span
     for chunk in source.chunks(size):
