@@ -133,8 +133,8 @@ class FileReader:
             notes, self.notes = self.notes, []
             if not chunk and not notes:
                 return
-            lines = [(paths[i], line) for _, _, i, line in chunk]
-            yield Chunk([(seq, e) for seq, e, _, _ in chunk], notes, partial(_refused, lines))
+            refuse = partial(_refused, paths, chunk)  # (rare: found from the chunk when asked)
+            yield Chunk([(seq, e) for seq, e, _, _ in chunk], notes, refuse)
 
     def _numbered(self, merged: Iterator[Event]) -> Iterator[tuple[int, Event, int, int]]:
         """``(seq, event, the file's index in the share, its line)`` of each event."""
@@ -156,6 +156,9 @@ class FileReader:
             yield seq, event, i, wheres[i].line
 
 
-def _refused(lines: list[tuple[str, int]], index: int, reason: str) -> Note:
+def _refused(
+    paths: list[str], chunk: list[tuple[int, Event, int, int]], index: int, reason: str
+) -> Note:
     """The note of the chunk's event ``index`` refused (its file and line)."""
-    return ("refused", Rejected(*lines[index], reason))
+    _, _, i, line = chunk[index]
+    return ("refused", Rejected(paths[i], line, reason))
