@@ -329,9 +329,7 @@ def main(argv: list[str] | None = None) -> None:
         name = f"mesowest ({args.stations} stations)"
         results.append(measure(name, program, events, args.checkpoint_every))
     if args.only in (None, "archive"):
-        results.append(
-            end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat)
-        )
+        results.append(end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat))
     if args.only in (None, "ticker"):
         program, events = ticker_workload(args.companies, args.quotes, args.seed)
         name = f"ticker ({args.companies} companies)"

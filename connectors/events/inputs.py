@@ -282,8 +282,9 @@ def split_input(
 
     ``files``: whole files, grouped by key (``InputFormat.key_of``: a MesoWest station's files go to
     one worker), the groups dealt largest first to the worker with the fewest bytes (with
-    ``owner``: each group to worker ``owner(key)``), each worker's files in input order. ``lines``: each file cut into ``workers`` byte ranges (a
-    line belongs to the range its first byte lies in). ``none``: everything to the first.
+    ``owner``: each group to worker ``owner(key)``), each worker's files in input order.
+    ``lines``: each file cut into ``workers`` byte ranges (a line belongs to the range its
+    first byte lies in). ``none``: everything to the first.
 
     Args:
         fmt: a registered format.

@@ -382,29 +382,26 @@ class ParallelEngine:
     def read_shares(
         self, sources: Sequence[Callable[[], Source]], on_note: Callable[[Note], None]
     ) -> Iterator[list[Event]] | None:
-        """Have each worker read its share of the input itself (``sources[i]``, called in
-        worker ``i``: the events of the keys it owns) and run it; the router runs the global
-        stage and merges (:mod:`reasoner.runtime.shares`). Returns the detections as they
-        become final (lists, in the defined order; the stream is then at its end, as after
-        :meth:`flush`), every note (rejection) handed to ``on_note`` in input order; or None,
-        nothing read, when a worker cannot run its share alone (e.g. a file out of time
-        order): push the events here instead. Raises EngineError without workers or with a
-        lateness bound (the router's buffer orders the events)."""
+        """Have worker ``i`` read and run its own share of the input (``sources[i]()``, the
+        events of the keys it owns); the router runs the global stage and merges
+        (:mod:`reasoner.runtime.shares`). Returns the detections as they become final (lists,
+        in the defined order; then the stream is at its end), each note (rejection) handed
+        to ``on_note`` in input order; None, nothing run, when a share cannot run alone (push
+        the events instead). EngineError without workers or with a lateness bound."""
         from reasoner.runtime.shares import ShareMerge
 
         if not self.workers or len(sources) != self.workers or self._lateness:
-            raise EngineError("the workers read the input themselves only without a lateness bound")
+            raise EngineError("workers read their shares only, without a lateness bound")
         self._process_all()
         for i, source in enumerate(sources):
             self._post(("share", source, self._batch), i)
         merge = ShareMerge(
             self._connections, self._post, self._global, self._reads, self._rules, self._counts
         )
-        merge.held.rows += self._pending
         if merge.opened():
             self._post(("skip",))
             return None
-        self._pending = []
+        merge.held.rows, self._pending = self._pending, []
         return self._merged(merge, on_note)
 
     def _merged(self, merge: ShareMerge, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:

@@ -21,9 +21,9 @@ gives each note a key in that order (:data:`NoteKey`).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from bisect import bisect_left
 from multiprocessing.connection import Connection, wait
 from operator import itemgetter
 from typing import Any, Protocol
@@ -32,8 +32,8 @@ from reasoner.errors import ReasonerError
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.stages import GlobalStage
 from reasoner.runtime.parallel import run_global, unique
+from reasoner.runtime.stages import GlobalStage
 from reasoner.runtime.worker import Derived, order_key, revive
 
 #: Where a note falls in the merged input: ``(end, seq, 0, 0)`` for the event ``(end, seq)``
@@ -172,7 +172,9 @@ class ShareMerge:
                 if isinstance(stage, GlobalStage):
                     found = run_global(stage, raw, derived, self.reads)
                 else:
-                    found = [d for _, event in sorted(raw, key=_in_order) for d in stage.push(event)]
+                    found = [
+                        d for _, event in sorted(raw, key=_in_order) for d in stage.push(event)
+                    ]
                 self._global(found)
             if math.isfinite(bound) and bound > stage.now:
                 self._global(stage.advance(bound))
@@ -208,5 +210,3 @@ def _key_end(item: tuple[tuple[Any, ...], Any]) -> Any:
 
 def _in_order(item: tuple[int, Event]) -> tuple[Any, int]:
     return item[1][3], item[0]
-
-

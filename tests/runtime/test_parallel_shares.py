@@ -17,8 +17,8 @@ from reasoner.errors import EngineError
 from reasoner.language.ast import Program
 from reasoner.language.parser import parse
 from reasoner.runtime.batches import key_owner
-from reasoner.runtime.events import Event
 from reasoner.runtime.engine import Engine
+from reasoner.runtime.events import Event
 from reasoner.runtime.parallel import ParallelEngine, event_order
 from reasoner.runtime.shares import Chunk
 
@@ -74,7 +74,11 @@ def _archive(stream: list[Event]) -> tuple[list[tuple[int, list[Event]]], list[E
     for event in stream:
         files.setdefault(event[1][0], []).append(event)
     ordered = sorted(
-        ((e[3], place, n, e) for place, events in enumerate(files.values()) for n, e in enumerate(events)),
+        (
+            (e[3], place, n, e)
+            for place, events in enumerate(files.values())
+            for n, e in enumerate(events)
+        ),
         key=lambda row: row[:3],
     )
     return list(enumerate(files.values())), [row[3] for row in ordered]

@@ -38,7 +38,9 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
     paths = [str(p) for p in generate(folder / "csv", stations, 1.5, 3, storms)]
     facts = folder / "near.event"
     facts.write_text(
-        "".join(f"near_station('{a.id}', '{b.id}').\n" for a in stations for b in stations if a != b)
+        "".join(
+            f"near_station('{a.id}', '{b.id}').\n" for a in stations for b in stations if a != b
+        )
     )
     return paths, facts
 
@@ -87,14 +89,15 @@ def test_workers_reading_their_stations_write_the_routers_output(
     argv = _argv(paths, facts, "--workers", str(workers), "--explain")
     status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 1
-    assert (status, out, err) == _run(
-        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
-    )[:3]
+    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
+        :3
+    ]
     assert '"blizzardArea"' in out and '"blizzardWarning"' in out  # (both stages ran)
     single = _run(capsys, monkeypatch, _argv(paths, facts), tmp_path / "c.jsonl")[1]
     assert sorted(out.splitlines()) == sorted(
-        _run(capsys, monkeypatch, [*_argv(paths, facts), "--explain"], tmp_path / "d.jsonl")[1]
-        .splitlines()
+        _run(capsys, monkeypatch, [*_argv(paths, facts), "--explain"], tmp_path / "d.jsonl")[
+            1
+        ].splitlines()
     )
     assert len(single.splitlines()) == len(out.splitlines())
 
@@ -135,9 +138,9 @@ def test_malformed_rows_in_several_files_are_reported_in_input_order(
     status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 1 and status == 3
     assert err.count("skipped ") == 5
-    assert (status, out, err) == _run(
-        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
-    )[:3]
+    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
+        :3
+    ]
     # one process reports the same rows, in the same order
     single = _run(capsys, monkeypatch, _argv(spoiled, facts), tmp_path / "c.jsonl")
     assert [line for line in single[2].splitlines() if line.startswith("skipped")] == [
@@ -178,9 +181,9 @@ def test_a_file_out_of_time_order_is_read_by_the_router(
     argv = _argv(files, facts, "--workers", "2")
     status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 0 and status == 3 and "late" in err  # (a worker found it: the router read)
-    assert (status, out, err) == _run(
-        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
-    )[:3]
+    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
+        :3
+    ]
 
 
 def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
