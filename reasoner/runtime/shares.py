@@ -106,7 +106,7 @@ class ShareMerge:
         self.connections, self.post, self.stage = list(connections), post, stage
         self.reads, self.rules, self.counts = reads, rules, counts
         self.held = _Held()
-        self.until = [-math.inf] * len(self.connections)  # each worker's; inf: done
+        self.until = [-math.inf] * len(self.connections)  # each worker's last end
         self.last = -math.inf  # the stream's last end (the workers' largest)
 
     def opened(self) -> list[str]:
@@ -128,20 +128,17 @@ class ShareMerge:
                 if kind == "part":
                     self._take(value)
                     self.until[i] = value[0]
-                else:  # done: it has read its share
-                    self.until[i] = math.inf
+                else:  # done: it has read its share (its timers after its last end wait)
+                    self.until[i] = value
                     self.last = max(self.last, value)
                     del waiting[connection]
             if waiting and min(self.until) > bound:
                 bound = min(self.until)
                 yield self._run(bound, on_note)
-        if self.last > -math.inf:
-            self.post(("finish", self.last))
+        self.post(("finish", self.last))  # (-inf: no events; each answers its last part)
         for connection in self.connections:
             self._take(connection.recv()[1])
-        if self.stage is not None and self.last > self.stage.now:
-            self._global(self.stage.advance(self.last))
-        yield self._run(math.inf, on_note)
+        yield self._run(math.inf, on_note, self.last)
 
     def _take(self, part: tuple[Any, ...]) -> None:
         _, taken, run, feed, raw, errors, notes = part
@@ -158,9 +155,9 @@ class ShareMerge:
         held.notes += notes
         held.errors += errors
 
-    def _run(self, bound: Any, on_note: Callable[[Note], None]) -> list[Event]:
-        """Run what ends before ``bound`` (every worker has derived all of it); the
-        detections now final."""
+    def _run(self, bound: Any, on_note: Callable[[Note], None], until: Any = None) -> list[Event]:
+        """Run what ends before ``bound`` (every worker has derived all of it), then move the
+        global stage's clock to ``until`` (default: ``bound``); the detections now final."""
         held = self.held
         stage = self.stage
         if stage is not None:
@@ -176,8 +173,9 @@ class ShareMerge:
                         d for _, event in sorted(raw, key=_in_order) for d in stage.push(event)
                     ]
                 self._global(found)
-            if math.isfinite(bound) and bound > stage.now:
-                self._global(stage.advance(bound))
+            until = bound if until is None else until
+            if math.isfinite(until) and until > stage.now:
+                self._global(stage.advance(until))
         if held.notes:
             notes = sorted(held.notes, key=_first)
             cut = bisect_left(notes, bound, key=_key_end)
