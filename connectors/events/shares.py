@@ -148,9 +148,13 @@ class FileReader:
         single = {key: found[0] for key, found in files.items() if len(found) == 1}
         wheres = self.wheres
         for n, event in enumerate(merged):
-            i = single.get(event[1][at])
-            if i is None:  # (a key's several files: the one that yielded it)
-                i = next(j for j in files[event[1][at]] if wheres[j].holds(event))
+            found = single.get(event[1][at])
+            # (a key's several files: the one that yielded it)
+            i = (
+                next(j for j in files[event[1][at]] if wheres[j].holds(event))
+                if found is None
+                else found
+            )
             seq = places[i] | n
             self.after = (event[3], seq)
             yield seq, event, i, wheres[i].line

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from operator import itemgetter
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from reasoner.errors import ReasonerError
 from reasoner.runtime import checkpoint
@@ -122,7 +122,8 @@ class ShareMerge:
         bound = -math.inf
         waiting = {connection: i for i, connection in enumerate(self.connections)}
         while waiting:
-            for connection in wait(list(waiting)):
+            for ready in wait(list(waiting)):
+                connection = cast(Connection, ready)
                 i = waiting[connection]
                 kind, value = connection.recv()
                 if kind == "part":

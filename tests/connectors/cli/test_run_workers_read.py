@@ -5,13 +5,15 @@ exit status are byte for byte those of the router reading every file and sending
 from __future__ import annotations
 
 import random
+import signal
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-import connectors.cli.run as run_command
 from connectors.cli import main
+from connectors.events.run_session import RunSession
+from connectors.events.stopping import Interrupted
 from connectors.mesowest.generator import Storm, generate
 from connectors.stations.table import Station, to_metres
 from reasoner.runtime.parallel import ParallelEngine
@@ -65,7 +67,7 @@ def _run(
     with monkeypatch.context() as patch:
         patch.setattr(ParallelEngine, "read_shares", spy)
         if router:
-            patch.setattr(run_command, "_read_by_workers", lambda *args: None)
+            patch.setattr(RunSession, "_read_by_workers", lambda self: None)
         capsys.readouterr()
         status = main([*argv, "--output", str(out)])
         err = capsys.readouterr().err
@@ -207,7 +209,7 @@ def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
             original(self, *args)
             saves.append(1)
             if len(saves) == 2:
-                raise KeyboardInterrupt
+                raise Interrupted(signal.SIGINT)
 
         patch.setattr(Checkpoints, "save", crash)
         assert main([*argv, "--output", str(out)]) == 130
