@@ -101,10 +101,15 @@ def test_memory_benchmark_samples_flat_state_and_plots_it(tmp_path: Path) -> Non
 
 def test_scaleout_benchmark_checks_workers_against_one_engine(tmp_path: Path) -> None:
     # (the benchmark itself stops if 1 or 2 workers differ from the single engine)
+    # (and that reasoner run, one process and --workers 2, writes the same detections)
     rows = _quick("bench_scaleout", tmp_path)
-    assert [r["workload"] for r in rows] == ["mesowest (100 stations)", "ticker (100 companies)"]
-    assert rows[0]["events"] == 100 * 72  # a reading every 20 minutes for a day
-    for row in rows:
+    names = ["mesowest (100 stations)", "archive (100 stations x 1 days)", "ticker (100 companies)"]
+    assert [r["workload"] for r in rows] == names
+    assert rows[0]["events"] == rows[1]["events"] == 100 * 72  # a reading every 20 minutes
+    assert (
+        rows[1]["detections"] > 0 and rows[1]["workers_2_wall_s"] and rows[1]["one_process_wall_s"]
+    )
+    for row in rows[::2]:
         assert row["workers_1_events_per_s"] > 0 and row["workers_2_events_per_s"] > 0
         assert row["snapshot_bytes"] > 0 and row["checkpoint_every"] == 1_000
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from strategies import keyed_streams, partitionable_programs
 from test_parallel import _explained, _single
 
+from reasoner.compiler.partition import analyse
 from reasoner.errors import EngineError
 from reasoner.language.ast import Program
 from reasoner.language.parser import parse
@@ -67,12 +68,17 @@ def _refuse(rows: list[tuple[int, Event, int, int]]) -> Any:
     return lambda index, reason: ("refused", f"{rows[index][1]}: {reason}")
 
 
-def _archive(stream: list[Event]) -> tuple[list[tuple[int, list[Event]]], list[Event]]:
-    """The stream as one "file" per key (in order of first appearance), and the stream the
-    merge of those files gives (what one engine reads)."""
+def _archive(
+    stream: list[Event], keys: dict[tuple[str, int], int]
+) -> tuple[list[tuple[int, Any, list[Event]]], list[Event]]:
+    """The stream as one "file" per key value (``keys``: the key's argument position per
+    event type; the events of no keyed type in a file of their own), in order of first
+    appearance, and the stream the merge of those files gives (what one engine reads)."""
     files: dict[Any, list[Event]] = {}
     for event in stream:
-        files.setdefault(event[1][0], []).append(event)
+        position = keys.get((event[0], len(event[1])))
+        key = ("key", event[1][position]) if position is not None else ("none",)
+        files.setdefault(key, []).append(event)
     ordered = sorted(
         (
             (e[3], place, n, e)
@@ -81,13 +87,17 @@ def _archive(stream: list[Event]) -> tuple[list[tuple[int, list[Event]]], list[E
         ),
         key=lambda row: row[:3],
     )
-    return list(enumerate(files.values())), [row[3] for row in ordered]
+    return [(place, key, events) for place, (key, events) in enumerate(files.items())], [
+        row[3] for row in ordered
+    ]
 
 
-def _shares(files: list[tuple[int, list[Event]]], workers: int, notes=()) -> list[Files]:
+def _shares(files: list[tuple[int, Any, list[Event]]], workers: int, notes=()) -> list[Files]:
+    """Each key's file to the worker owning the key (the others' to worker 0)."""
     mine: list[list[tuple[int, tuple[Event, ...]]]] = [[] for _ in range(workers)]
-    for place, events in files:
-        mine[key_owner(events[0][1][0], workers)].append((place, tuple(events)))
+    for place, key, events in files:
+        owner = key_owner(key[1], workers) if key[0] == "key" else 0
+        mine[owner].append((place, tuple(events)))
     return [
         Files(tuple(share), tuple(n for n in notes if n[0] in {p for p, _ in share}))
         for share in mine
@@ -106,7 +116,7 @@ def test_workers_reading_their_keys_equal_one_engine(
     program: Program, stream: list[Event], policy: str, record: str, batch: int
 ) -> None:
     options = {"policy": policy, **({record: True} if record else {})}
-    files, merged = _archive(stream)
+    files, merged = _archive(stream, analyse(program, policy).key_positions())
     expected = _single(program, merged, options)
     for workers in (1, 2, 3):
         with ParallelEngine(program, workers=workers, batch=batch, **options) as engine:
@@ -123,17 +133,19 @@ def test_workers_reading_their_keys_equal_one_engine(
         assert list(map(_explained, found)) == list(map(_explained, expected))
 
 
-PROGRAM = parse("""
+PROGRAM = parse(
+    """
 d(K, X) <- a(K, X) SEQ b(K, X).
-g(X) <- d(K1, X) AND d(K2, X).
-""")
+n(N) <- aggregate(count, d(_K, _X), N).
+"""
+)
 
 
 def test_notes_and_refused_events_come_in_input_order() -> None:
     stream = [Event.at("a", (k, 1), t) for t in range(4) for k in ("p", "q", "r", "s")]
     stream += [Event.at("b", (k, 1), 9) for k in ("p", "q", "r", "s")]
     stream.insert(5, Event.at("b", ("q", 1, 2), 1))  # (b takes 2 arguments: refused)
-    files, merged = _archive(stream)
+    files, merged = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
     notes = [(0, -1, "before p"), (2, 0, "after r's first"), (1, 3, "after q's fourth")]
     notes += [(3, 4, "after s's last"), (1, -1, "before q")]
     expected = ["before p", "before q", "after r's first", "refused", "after q's fourth"]
