@@ -290,12 +290,13 @@ class RunSession:
         reads). The options that act between two events of the merged stream (``strict``,
         checkpoints, a lateness bound, ``speed``, reloaded rules, refreshed knowledge) keep
         the router's reading."""
-        from reasoner.runtime.parallel import ParallelEngine
+        from reasoner.runtime.engine import Engine
 
         engine, source = self.engine, self.source
+        if isinstance(engine, Engine):  # (one process: the parallel engine is never imported)
+            return None
         if (
-            not isinstance(engine, ParallelEngine)
-            or not engine.workers
+            not engine.workers
             or source.strict
             or source.speed is not None
             or self.checkpoints is not None
