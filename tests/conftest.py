@@ -42,6 +42,19 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["XDG_CACHE_HOME"] = before
 
 
+@pytest.fixture(scope="session", autouse=True)
+def local_spark() -> Iterator[None]:
+    """Spark runs on ``local[2]`` in this process and in the commands tests start, whichever
+    test starts the process's one session (an in-process command without ``--master`` too)."""
+    before = os.environ.get("REASONER_SPARK_MASTER")
+    os.environ["REASONER_SPARK_MASTER"] = "local[2]"
+    yield
+    if before is None:
+        del os.environ["REASONER_SPARK_MASTER"]
+    else:
+        os.environ["REASONER_SPARK_MASTER"] = before
+
+
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     """One headless chromium per test module.
