@@ -170,6 +170,16 @@ def _add_stream(commands: Any) -> None:
         help="at most N new files per micro-batch (default: every new file)",
     )
     p.add_argument(
+        "--state-partitions",
+        type=int,
+        metavar="N",
+        help="how many parts the keys' state is spread over, fixed by a checkpoint's first "
+        "run: on a cluster, more parts step more key groups at once; on a local master, more "
+        "than one moves key groups between Python workers, which then restore their state "
+        "from the state store instead of keeping it live (default: 1 on a local master, "
+        "else spark.sql.shuffle.partitions)",
+    )
+    p.add_argument(
         "--lateness",
         type=float,
         default=0,
@@ -242,6 +252,8 @@ def stream(args: argparse.Namespace) -> int:
     when = trigger(args.trigger)
     if args.files_per_batch is not None and args.files_per_batch < 1:
         raise ReasonerError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
+    if args.state_partitions is not None and args.state_partitions < 1:
+        raise ReasonerError(f"--state-partitions must be at least 1, not {args.state_partitions}")
     if not Path(args.source).is_dir():
         raise ReasonerError(f"{args.source}: no such folder (--source)")
     with graceful_stop() as stop:
@@ -293,6 +305,7 @@ def _stream(
             trigger=when,
             publish=None if args.serve is None else publish,
             files_per_batch=args.files_per_batch,
+            partitions=args.state_partitions,
             knowledge=kb,
             refresh_every=args.refresh_every,
         )

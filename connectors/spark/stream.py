@@ -346,15 +346,14 @@ def run_stream(
     """Run the query until it ends (``availableNow``) or is interrupted; return the counts of
     this run (events, detections, late, rejects, batches). ``publish``: called with each
     micro-batch's detections (None: they are only written). ``partitions``: how many parts
-    the keys' state is spread over (Spark keeps the number of the checkpoint's first run;
-    default: the session's shuffle partitions). ``knowledge``: refreshed every
+    the keys' state is spread over (:func:`state_partitions`). ``knowledge``: refreshed every
     ``refresh_every`` seconds and on SIGHUP, as ``reasoner run`` refreshes it, each
     micro-batch using one version (:mod:`connectors.spark.versions`)."""
+    partitions = state_partitions(spark, Path(checkpoint), partitions)
     check_layout(Path(checkpoint))
     job = replace(job, checkpoint=str(Path(checkpoint).absolute()))
-    if partitions is not None:
-        spark = spark.newSession()  # (its own SQL settings; the same Spark context)
-        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    spark = spark.newSession()  # (its own SQL settings; the same Spark context)
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     with ExitStack() as stack:
         versions = None
         if knowledge is not None:
@@ -366,6 +365,53 @@ def run_stream(
         sink.republish()
         _run(spark, job, sink, source, checkpoint, trigger, files_per_batch)
     return sink.counts
+
+
+#: Spark's setting of the state's partitions, recorded in each batch of a checkpoint's
+#: offsets log (its second line: the batch's metadata as JSON, with a ``conf`` object).
+_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+def state_partitions(spark: SparkSession, checkpoint: Path, asked: int | None) -> int:
+    """How many partitions the keys' state is spread over: ``asked``, else the checkpoint's,
+    else one on a local master (Spark hands a partition to whichever Python worker is free:
+    with more, a key group's steps move between workers, which restore its state from the
+    store instead of going on with the live one) and the session's shuffle partitions on a
+    cluster (one task per partition: more run at once).
+
+    Raises:
+        ReasonerError: ``asked`` differs from the checkpoint's number (Spark would keep the
+            checkpoint's silently: its state store cannot change its partitions).
+    """
+    found = checkpoint_partitions(checkpoint)
+    if asked is None:
+        if found is not None:
+            return found
+        if spark.sparkContext.master.startswith("local"):
+            return 1
+        return int(spark.conf.get(_PARTITIONS) or 200)
+    if found is not None and found != asked:
+        raise ReasonerError(
+            f"{checkpoint}: a checkpoint of {found} state partitions, not {asked} "
+            "(--state-partitions): Spark's state store cannot change its number of "
+            f"partitions; give {found} or leave the option out, or start a new checkpoint "
+            "folder (--checkpoint)"
+        )
+    return asked
+
+
+def checkpoint_partitions(checkpoint: Path) -> int | None:
+    """The state partitions of the checkpoint's last batch (None: no batch yet, or a log this
+    version cannot read)."""
+    batches = [p for p in (checkpoint / "offsets").glob("[0-9]*") if p.name.isdigit()]
+    if not batches:
+        return None
+    last = max(batches, key=lambda p: int(p.name))
+    try:
+        lines = last.read_text(encoding="utf-8").splitlines()
+        return int(json.loads(lines[1])["conf"][_PARTITIONS])
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        return None
 
 
 def check_layout(checkpoint: Path) -> None:

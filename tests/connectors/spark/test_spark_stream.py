@@ -25,6 +25,7 @@ from connectors.spark.stream import (
     Sink,
     build_query,
     check_layout,
+    checkpoint_partitions,
     make_job,
     run_stream,
 )
@@ -526,3 +527,31 @@ def test_a_state_of_another_program_stops_the_query_naming_the_checkpoint_writin
     assert f"reasoner: {checkpoint}: the state of key group " in err
     assert "was written by another program (or other engine options)" in err
     assert sorted(p.name for p in (tmp_path / "out").rglob("batch-*")) == written
+
+
+def test_the_state_partitions_are_one_on_a_local_master_and_a_change_is_refused(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (Spark itself would keep the checkpoint's number and ignore the one asked, silently)
+    source = tmp_path / "source"
+    source.mkdir()
+    rules = tmp_path / "rules.event"
+    rules.write_text(RULES, encoding="utf-8")
+    _put(source, "a.jsonl", _lines(0, 12))
+    checkpoint = tmp_path / "ck"
+    argv = ["spark", "stream", str(rules), "--source", str(source)]
+    argv += ["--checkpoint", str(checkpoint), "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    assert checkpoint_partitions(checkpoint) == 1
+    written = sorted(p.name for p in (tmp_path / "out").rglob("batch-*"))
+    _put(source, "b.jsonl", _lines(12, 20))
+    capsys.readouterr()
+    assert main([*argv, "--state-partitions", "2"]) == 1
+    assert capsys.readouterr().err == (
+        f"reasoner: {checkpoint}: a checkpoint of 1 state partitions, not 2 "
+        "(--state-partitions): Spark's state store cannot change its number of partitions; "
+        "give 1 or leave the option out, or start a new checkpoint folder (--checkpoint)\n"
+    )
+    assert sorted(p.name for p in (tmp_path / "out").rglob("batch-*")) == written
+    assert main(argv) == 0  # (the checkpoint's number)
+    assert len(sorted((tmp_path / "out" / "detections").iterdir())) == len(written) + 1
