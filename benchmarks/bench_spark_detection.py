@@ -536,7 +536,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     streaming_args.add_argument("--companies", type=int, nargs="+", default=[1000, 20000])
     streaming_args.add_argument("--files", type=int, default=8)
     streaming_args.add_argument("--per-file", type=int, default=10, help="time units per file")
-    streaming_args.add_argument("--partitions", type=int, default=2, help="the state's partitions")
+    streaming_args.add_argument(
+        "--partitions",
+        type=int,
+        default=1,
+        help="the state's partitions (spark stream --state-partitions)",
+    )
     streaming_args.add_argument(
         "--rocksdb", action="store_true", help="the RocksDB state store (default: Spark's own)"
     )
