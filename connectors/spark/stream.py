@@ -387,7 +387,7 @@ def state_partitions(spark: SparkSession, checkpoint: Path, asked: int | None) -
     if asked is None:
         if found is not None:
             return found
-        if spark.sparkContext.master.startswith("local"):
+        if (spark.sparkContext.master or "").startswith("local"):
             return 1
         return int(spark.conf.get(_PARTITIONS) or 200)
     if found is not None and found != asked:
