@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -352,8 +352,6 @@ def run_stream(
     partitions = state_partitions(spark, Path(checkpoint), partitions)
     check_layout(Path(checkpoint))
     job = replace(job, checkpoint=str(Path(checkpoint).absolute()))
-    spark = spark.newSession()  # (its own SQL settings; the same Spark context)
-    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     with ExitStack() as stack:
         versions = None
         if knowledge is not None:
@@ -363,7 +361,7 @@ def run_stream(
             stack.enter_context(Refresher(knowledge, refresh_every))
         sink = Sink(Path(out), publish, versions)
         sink.republish()
-        _run(spark, job, sink, source, checkpoint, trigger, files_per_batch)
+        _run(spark, job, sink, source, checkpoint, trigger, files_per_batch, partitions)
     return sink.counts
 
 
@@ -448,14 +446,19 @@ def _run(
     checkpoint: str,
     trigger: dict[str, Any],
     files_per_batch: int | None,
+    partitions: int,
 ) -> None:
-    query = (
+    writer = (
         build_query(spark, job, source, files_per_batch=files_per_batch)
         .writeStream.foreachBatch(sink)
         .option("checkpointLocation", checkpoint)
         .trigger(**trigger)
-        .start()
     )
+    # The query stays in the caller's session, where ``spark.streams.active`` lists it (a
+    # stop signal's handler stops it from there); the partitions are set only while it
+    # starts: a query clones its session's settings when it starts.
+    with _setting(spark, _PARTITIONS, str(partitions)):
+        query = writer.start()
     from pyspark.errors import StreamingQueryException
 
     try:
@@ -465,6 +468,20 @@ def _run(
     finally:
         if query.isActive:  # interrupted (Ctrl-C)
             query.stop()
+
+
+@contextmanager
+def _setting(spark: SparkSession, name: str, value: str) -> Iterator[None]:
+    """For the block: the session's SQL setting ``name`` is ``value``; then as it was."""
+    before = spark.conf.get(name, None)
+    spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, before)
 
 
 def _failure(message: str) -> str:
