@@ -23,7 +23,8 @@ a projection, not a measurement).
 **Streaming** (``reasoner spark stream``). A stock ticker of ``--companies`` companies (random
 walks, one quote per company per time unit) written as ``--files`` JSON-lines files, taken one
 file per micro-batch (``available-now``) by the query on local Spark (``--master``, default
-``local[2]``), through a per-company rise within 10 time units and a moving average over 5.
+``local[2]``; its JVM with the quick JIT only, as ``spark stream`` starts it), through a
+per-company rise within 10 time units and a moving average over 5.
 Per size (``--companies``, default 1,000 and 20,000; ``--files`` default 8 micro-batches of
 10,000 quotes per 1,000 companies): events/s over the whole query (and per CPU second of the
 driver, the JVM and the Python workers), the micro-batches' latency (Spark's
@@ -269,7 +270,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
 
     files = quotes(companies, args.files, args.per_file)
     events = sum(len(f) for f in files)
-    spark = get_session(master=args.master).newSession()
+    spark = get_session(master=args.master, quick_start=True).newSession()
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
     if args.rocksdb:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)

@@ -283,7 +283,7 @@ def _stream(
 
     check_refresh(args)
     kb = knowledge_base(args, program, progress=True)
-    spark = get_session(master=args.master)
+    spark = get_session(master=args.master, quick_start=True)  # (the work is in Python)
     stop.install()  # (starting, Spark's context set a SIGINT handler of its own)
     job = make_job(
         program,
