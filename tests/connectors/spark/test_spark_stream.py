@@ -555,3 +555,45 @@ def test_the_state_partitions_are_one_on_a_local_master_and_a_change_is_refused(
     assert sorted(p.name for p in (tmp_path / "out").rglob("batch-*")) == written
     assert main(argv) == 0  # (the checkpoint's number)
     assert len(sorted((tmp_path / "out" / "detections").iterdir())) == len(written) + 1
+
+
+def test_the_query_runs_in_the_callers_session_which_a_stop_signal_stops_it_from(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # (``spark stream``'s stop thread stops what ``spark.streams.active`` lists: a query in
+    # another session was never stopped, and a SIGTERM'd stream ran on)
+    import threading
+    import time
+
+    source = tmp_path / "source"
+    source.mkdir()
+    _put(source, "a.jsonl", _lines(0, 12))
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    counts: dict[str, int] = {}
+
+    def stream() -> None:
+        counts.update(
+            run_stream(
+                spark,
+                _job(0),
+                source=str(source),
+                checkpoint=str(tmp_path / "checkpoint"),
+                out=str(tmp_path / "out"),
+                trigger={"processingTime": "1 second"},
+                publish=lambda detections: None,
+                partitions=3,
+            )
+        )
+
+    runner = threading.Thread(target=stream, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 300
+    while not any((tmp_path / "out").glob("detections/batch-*")):
+        assert runner.is_alive() and time.monotonic() < deadline, "no first micro-batch"
+        time.sleep(0.1)
+    [query] = spark.streams.active
+    query.stop()
+    runner.join(300)
+    assert not runner.is_alive() and counts["events"] == 24
+    assert checkpoint_partitions(tmp_path / "checkpoint") == 3
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
