@@ -160,7 +160,7 @@ def _run_share(
         # the input events the global stage reads (none of a type it does not read: no test
         # per event)
         raw = []
-        if reads and not reads.isdisjoint(kinds(events)):
+        if reads and events and not reads.isdisjoint(kinds(events)):
             raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads]
         connection.send(("part", _part(engine, taken, now, reads, notes, raw)))
     connection.send(("done", engine.now))
