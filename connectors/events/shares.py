@@ -41,8 +41,10 @@ def file_sources(
     fmt: str, paths: Sequence[str], workers: int, partitioning: Partitioning
 ) -> list[FileShare] | None:
     """Each worker's share of ``paths`` (files of format ``fmt``), or None when the workers
-    cannot read the input themselves: a format not split by file, standard input, or a program
-    that does not key the files' events by the files' key.
+    cannot read the input themselves: a format not split by file (or whose time style is found
+    only by reading), standard input, a program that does not key the files' events by the
+    files' key, or a file whose key cannot be read (the router's reading reports it). Each
+    file's key is read here once, and travels with the file.
 
     Args:
         fmt: a registered format.
@@ -52,7 +54,7 @@ def file_sources(
 
     Returns:
         One :class:`FileShare` per worker (the files it reads, with their places among the
-        inputs), or None.
+        inputs and their keys), or None.
     """
     entry = REGISTRY[fmt]
     if (
