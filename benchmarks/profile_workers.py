@@ -42,13 +42,14 @@ def timed(share: Callable[..., None], folder: Path | None) -> Callable[..., None
                 profile.runcall(share, *args, **kwargs)
         finally:
             spent = time.process_time()
-            if profile is not None and folder is not None:
-                profile.dump_stats(folder / f"worker.{os.getpid()}")
             print(
                 f"worker {os.getpid()}: {spent:.2f} s CPU since the fork, "
                 f"its share {spent - began:.2f} s",
                 file=sys.stderr,
+                flush=True,
             )
+            if profile is not None and folder is not None:  # (before the router joins it)
+                profile.dump_stats(folder / f"worker.{os.getpid()}")
 
     return run
 
