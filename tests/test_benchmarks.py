@@ -167,3 +167,23 @@ def test_keys_benchmark_times_both_rule_sets(tmp_path: Path) -> None:
     rows = _quick("bench_keys", tmp_path)
     assert [(r["rules"], r["keys"]) for r in rows] == [("stock ticker", 20), ("blizzard", 20)]
     assert all(r["engine_of_us"] > 0 and r["engine_rules_ms"] > 0 for r in rows)
+
+
+def test_profile_workers_reports_the_router_and_each_worker(tmp_path: Path) -> None:
+    root = BENCHMARKS.parent
+    samples = sorted((root / "data/mesowest/sample").glob("*.csv"))
+    events = [arg for path in samples for arg in ("--events", str(path))]
+    rules = [str(root / "rules" / name) for name in ("blizzard.event", "blizzard_noaa.event")]
+    argv = ["run", *rules, "--format", "mesowest", *events, "--workers", "2"]
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "profile_workers.py"), "--profile", str(tmp_path)]
+        + ["--", *argv, "--output", str(tmp_path / "out.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stderr.splitlines()
+    # (each worker prints as its share ends, the router once the run is over)
+    assert sum(line.startswith("worker ") for line in lines) == 2
+    assert lines[-1].startswith("router: ") and "1296 events" in done.stderr
+    assert (tmp_path / "router").exists()  # (the workers' profiles: worker.PID beside it)

@@ -244,10 +244,22 @@ def read_share(fmt: str, share: Share, context: ReadContext) -> Reading:
         >>> list(read_share("jsonl", Share(f.name), context).events)
         [Event(name='a', args=(), start=5, end=5)]
     """
-    entry = REGISTRY[fmt]
-    if entry.times == "iso":
-        context.style.iso = True  # write detections back the way the input gives times
-    return entry.read(share, context)
+    mark_style(fmt, context.style)
+    return REGISTRY[fmt].read(share, context)
+
+
+def mark_style(fmt: str, style: TimeStyle) -> None:
+    """Mark ``style`` ISO when format ``fmt``'s times always are (detections are written back
+    the way the input gives times); a ``given`` format's reader marks it when it meets ISO.
+
+    Example:
+        >>> style = TimeStyle()
+        >>> mark_style("mesowest", style)
+        >>> style.iso
+        True
+    """
+    if REGISTRY[fmt].times == "iso":
+        style.iso = True
 
 
 def open_events(

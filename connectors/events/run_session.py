@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from connectors.events.bindings import BindingsWriter
-from connectors.events.inputs import open_events, rdf_options
+from connectors.events.inputs import mark_style, open_events, rdf_options
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.merge import merge_streams
 from connectors.events.rejects import Position, Rejected
@@ -155,10 +155,10 @@ class RunSession:
         try:
             with ExitStack() as stack:
                 publish = self._open(stack)
-                events = self._events()
+                # (the workers' reading first: the router opens no file when they read them)
                 shared = self._read_by_workers()
                 if shared is None:
-                    self._replay(events, publish)
+                    self._replay(self._events(), publish)
                 else:
                     self._replay_shared(shared, publish)
                 final = self._final()
@@ -309,7 +309,10 @@ class RunSession:
         from connectors.events.shares import file_sources
 
         sources = file_sources(source.fmt, source.paths, engine.workers, engine.partitioning)
-        return None if sources is None else engine.read_shares(sources, self._note)
+        if sources is None:
+            return None
+        mark_style(source.fmt, self._style)  # (the router writes times as the input gives them)
+        return engine.read_shares(sources, self._note)
 
     def _replay_shared(self, shared: Iterator[list[Event]], publish: Publish) -> None:
         """Write the detections the workers' run makes final, until it ends or a stop

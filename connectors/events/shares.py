@@ -21,9 +21,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import count, islice
+from operator import itemgetter
 from typing import Any
 
-from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share, split_input
+from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from reasoner.compiler.partition import Partitioning
@@ -40,8 +41,10 @@ def file_sources(
     fmt: str, paths: Sequence[str], workers: int, partitioning: Partitioning
 ) -> list[FileShare] | None:
     """Each worker's share of ``paths`` (files of format ``fmt``), or None when the workers
-    cannot read the input themselves: a format not split by file, standard input, or a program
-    that does not key the files' events by the files' key.
+    cannot read the input themselves: a format not split by file (or whose time style is found
+    only by reading), standard input, a program that does not key the files' events by the
+    files' key, or a file whose key cannot be read (the router's reading reports it). Each
+    file's key is read here once, and travels with the file.
 
     Args:
         fmt: a registered format.
@@ -51,34 +54,40 @@ def file_sources(
 
     Returns:
         One :class:`FileShare` per worker (the files it reads, with their places among the
-        inputs), or None.
+        inputs and their keys), or None.
     """
     entry = REGISTRY[fmt]
-    if entry.split != "files" or entry.holds is None or entry.in_order is None or "-" in paths:
+    if (
+        entry.split != "files"
+        or entry.key_of is None
+        or entry.holds is None
+        or entry.in_order is None
+        or entry.times != "iso"  # (else the router learns how to write times by reading)
+        or "-" in paths
+    ):
         return None
     name, arity, position = entry.holds
     kind = (name, arity)
     key = partitioning.key_positions().get(kind)
     if key != position and (key is not None or kind in partitioning.reads):
         return None
-    shares = split_input(fmt, paths, workers, lambda k: key_owner(k, workers))
-    ahead = [iter(share) for share in shares]
-    heads: list[Share | None] = [next(it, None) for it in ahead]
-    files: list[list[tuple[int, str]]] = [[] for _ in range(workers)]
-    for place, path in enumerate(paths):  # (each worker's shares are in input order)
-        worker = next(w for w, head in enumerate(heads) if head is not None and head.path == path)
-        files[worker].append((place, path))
-        heads[worker] = next(ahead[worker], None)
+    try:
+        keys = [entry.key_of(path) for path in paths]
+    except (ReasonerError, OSError):  # (the router reads the files, and reports it as ever)
+        return None
+    files: list[list[tuple[int, str, Any]]] = [[] for _ in range(workers)]
+    for place, (path, held) in enumerate(zip(paths, keys, strict=True)):
+        files[key_owner(held, workers)].append((place, path, held))
     return [FileShare(fmt, tuple(share)) for share in files]
 
 
 @dataclass(frozen=True, slots=True)
 class FileShare:
-    """A worker's files ``(place among the inputs, path)``; called in the worker, it opens them
-    (a :class:`~reasoner.runtime.shares.Source`)."""
+    """A worker's files ``(place among the inputs, path, the key it holds)``; called in the
+    worker, it opens them (a :class:`~reasoner.runtime.shares.Source`)."""
 
     fmt: str
-    files: tuple[tuple[int, str], ...]
+    files: tuple[tuple[int, str, Any], ...]
 
     def __call__(self) -> FileReader:
         return FileReader(self.fmt, self.files)
@@ -89,13 +98,13 @@ class FileReader:
 
     Args:
         fmt: their format.
-        files: ``(place among the inputs, path)``, in input order.
+        files: ``(place among the inputs, path, the key it holds)``, in input order.
     """
 
-    def __init__(self, fmt: str, files: tuple[tuple[int, str], ...]) -> None:
+    def __init__(self, fmt: str, files: tuple[tuple[int, str, Any], ...]) -> None:
         self.fmt, self.files = fmt, files
         self.notes: list[tuple[NoteKey, Note]] = []
-        self.after: tuple[Any, int] | None = None  # (end, seq) of the event taken last
+        self.row: tuple[int, Event, int, int] | None = None  # the row taken last
         self.numbers = count()  # the notes' order
         self.wheres: list[Position] = []
         self.merged: Iterator[Event] | None = None
@@ -105,7 +114,7 @@ class FileReader:
         entry, style = REGISTRY[self.fmt], TimeStyle()
         streams = []
         try:
-            for place, path in self.files:
+            for place, path, _ in self.files:
                 context = ReadContext(partial(self.note, place), {}, {}, style)
                 reading = read_share(self.fmt, Share(path), context)
                 streams.append(reading.events)
@@ -120,31 +129,31 @@ class FileReader:
 
     def note(self, place: int, rejected: Rejected) -> None:
         """A reader's rejection, keyed by where the merge hands it over."""
-        after = (-math.inf, place) if self.after is None else self.after
+        after = (-math.inf, place) if self.row is None else (self.row[1][3], self.row[0])
         self.notes.append(((*after, 1, next(self.numbers)), ("malformed", rejected)))
 
     def chunks(self, size: int) -> Iterator[Chunk]:
         """The events, ``size`` at a time, numbered, with the notes handed while reading them."""
         assert self.merged is not None
-        events = self._numbered(self.merged)
+        rows = self._numbered(self.merged)
         paths = [where.file for where in self.wheres]
         while True:
-            chunk = list(islice(events, size))
+            chunk = list(islice(rows, size))
             notes, self.notes = self.notes, []
             if not chunk and not notes:
                 return
             refuse = partial(_refused, paths, chunk)  # (rare: found from the chunk when asked)
-            yield Chunk([(seq, e) for seq, e, _, _ in chunk], notes, refuse)
+            # (the columns split at C level: nothing runs per event here)
+            yield Chunk(list(map(_event, chunk)), list(map(_seq, chunk)), notes, refuse)
 
     def _numbered(self, merged: Iterator[Event]) -> Iterator[tuple[int, Event, int, int]]:
         """``(seq, event, the file's index in the share, its line)`` of each event."""
         entry = REGISTRY[self.fmt]
-        assert entry.key_of is not None
         files: dict[Any, list[int]] = {}
-        for i, (_, path) in enumerate(self.files):
-            files.setdefault(entry.key_of(path), []).append(i)
+        for i, (_, _, key) in enumerate(self.files):
+            files.setdefault(key, []).append(i)
         at = entry.holds[2] if entry.holds is not None else 0
-        places = [place << _PLACE for place, _ in self.files]
+        places = [place << _PLACE for place, _, _ in self.files]
         single = {key: found[0] for key, found in files.items() if len(found) == 1}
         wheres = self.wheres
         for n, event in enumerate(merged):
@@ -155,9 +164,11 @@ class FileReader:
                 if found is None
                 else found
             )
-            seq = places[i] | n
-            self.after = (event[3], seq)
-            yield seq, event, i, wheres[i].line
+            self.row = row = (places[i] | n, event, i, wheres[i].line)
+            yield row
+
+
+_seq, _event = itemgetter(0), itemgetter(1)
 
 
 def _refused(

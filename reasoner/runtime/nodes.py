@@ -273,7 +273,7 @@ def argument_matcher(
     return " and ".join(tests), values, constants
 
 
-def dispatcher(sources: Sequence[SourceNode], mark: Callable[[Any], None] | None = None) -> Emit:
+def dispatcher(sources: Sequence[SourceNode], sink: Any = None) -> Emit:
     """One function ``dispatch(args, start, end, why)`` for an event name/arity: every
     source's test inlined, its parents called directly, all in delivery order.
 
@@ -281,12 +281,15 @@ def dispatcher(sources: Sequence[SourceNode], mark: Callable[[Any], None] | None
     ``p<j>_<k>``, its constants ``c<j>_<n>``), not by node ids: the dispatchers of many rules
     of one shape have one source, which :func:`~reasoner.runtime.inline.inline` fuses once.
 
-    With ``mark``, the dispatch calls ``mark(None)`` first and ``mark(edge_key(rank))`` after
-    each parent, so that what each parent derived can be told apart (the parallel stages)."""
+    With the engine's ``sink`` (:class:`~reasoner.runtime.sink.Sink`), the dispatch calls
+    ``sink.mark(None)`` first and ``sink.mark(edge_key(rank))`` after each parent, so that what
+    each parent derived can be told apart (the parallel stages); the latter only once the
+    push derived something (a mark before that says nothing: most events derive nothing)."""
     edges = [(rank, source, k, parent) for source in sources
              for k, (rank, parent) in enumerate(source.parents)]  # fmt: skip
     edges.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep their order
-    scope: dict[str, Any] = {"mark": mark} if mark else {}
+    mark = sink is not None
+    scope: dict[str, Any] = {"mark": sink.mark, "sink": sink} if mark else {}
     lines = ["def dispatch(a, s, e, w):", "    mark(None)" if mark else "    pass"]
     previous = None
     placed: dict[int, tuple[int, str, str]] = {}  # source id -> its place, test, values
@@ -308,7 +311,8 @@ def dispatcher(sources: Sequence[SourceNode], mark: Callable[[Any], None] | None
         lines.append(f"{pad}p{j}_{k}({argument}, s, e, w)")
         if mark:
             scope[f"k{j}_{k}"] = edge_key(rank)
-            lines.append(f"{pad}mark(k{j}_{k})")
+            lines.append(f"{pad}if sink.detected:")
+            lines.append(f"{pad}    mark(k{j}_{k})")
     return define("\n".join(lines) + "\n", "dispatch", scope)
 
 

@@ -48,12 +48,15 @@ Note = tuple[str, Any]
 
 @dataclass
 class Chunk:
-    """Events a source read, in its order, and the notes handed while it read them.
+    """Events a source read, in its order, their numbers (``seqs[i]`` of ``events[i]``), and
+    the notes handed while it read them (two lists: the events are checked and run as they
+    are, with no pair built per event).
 
     ``refuse(i, reason)``: the note for refusing ``events[i]`` (its file and line).
     """
 
-    events: list[tuple[int, Event]]
+    events: list[Event]
+    seqs: list[int]
     notes: list[tuple[NoteKey, Note]]
     refuse: Callable[[int, str], Note]
 

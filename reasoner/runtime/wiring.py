@@ -242,8 +242,8 @@ class Wiring:
             # One function per event type, the network above its sources fused into it
             # (rebuilt whenever nodes connect). Updated in place: heads hold these lists.
             sources = self.source_nodes.get((name, arity), [])
-            mark = self.sink.mark if self.marking else None
-            fused = [inline(dispatcher(sources, mark), f"{name}/{arity}")] if sources else []
+            sink = self.sink if self.marking else None
+            fused = [inline(dispatcher(sources, sink), f"{name}/{arity}")] if sources else []
             self.receivers(name, arity)[:] = fused
             if not sources and (name, arity) not in self.producers:
                 # no rule reads or derives it any more: its events count as unread

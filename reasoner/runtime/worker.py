@@ -18,7 +18,7 @@ from reasoner.errors import ReasonerError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime import checkpoint
-from reasoner.runtime.batches import acceptable, mine
+from reasoner.runtime.batches import acceptable, kinds, mine
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event, rejection
 from reasoner.runtime.stages import Path, StageEngine, positions
@@ -39,6 +39,10 @@ Derived = tuple[int, list[Any], list[Path] | None]
 
 
 _first = itemgetter(0)
+
+#: The young generation's collection threshold while a worker reads and runs its share
+#: (Python's default: 700).
+YOUNG = 50_000
 
 
 def work(
@@ -115,30 +119,53 @@ def work_share(
     """A worker's side: open the share, answer whether it can run here, then (told ``go``)
     send its parts, ``done`` with its last end, and (told the stream's last end) the last part.
     Any other answer to the opening (``skip``) leaves the engine untouched."""
-    source = factory()
-    connection.send(("ok", source.open()))
-    if connection.recv()[0] != "go":
-        return
-    gc.freeze()  # (what was read and built stays: collections need not scan it again)
+    # Every row read and event run allocates a few tuples, nearly all freed by reference
+    # counting: a young collection every 700 of them cost a tenth of a worker's time.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(YOUNG, *thresholds[1:])
+    try:
+        source = factory()
+        connection.send(("ok", source.open()))
+        if connection.recv()[0] != "go":
+            return
+        gc.freeze()  # (what was read and built stays: collections need not scan it again)
+        _run_share(connection, engine, source, reads, size)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _run_share(
+    connection: Connection,
+    engine: Engine,
+    source: Source,
+    reads: set[tuple[str, int]],
+    size: int,
+) -> None:
+    """Run the share's chunks (:func:`work_share`, once told to go)."""
     arities, span = event_arities(engine.program), engine.options().get("max_span")
     limit = math.inf if span is None else span
     for chunk in source.chunks(size):
-        events, notes, now = chunk.events, chunk.notes, engine.now
-        if events and acceptable([e for _, e in events], now, arities, limit):
-            taken, now = events, events[-1][1][3]
+        events, seqs, notes, now = chunk.events, chunk.seqs, chunk.notes, engine.now
+        if events and acceptable(events, now, arities, limit):
+            taken, now = list(zip(seqs, events, strict=True)), events[-1][3]
         else:  # the engine's checks one by one, for the reasons (in input order)
             taken = []
-            for i, (seq, event) in enumerate(events):
+            for i, event in enumerate(events):
                 reason = rejection(event, now, arities, span, 0)
                 if reason is None:
-                    taken.append((seq, event))
+                    taken.append((seqs[i], event))
                     now = event[3]
                 else:
-                    notes.append(((event[3], seq, 0, 0), chunk.refuse(i, reason)))
-        connection.send(("part", _part(engine, taken, now, reads, notes)))
+                    notes.append(((event[3], seqs[i], 0, 0), chunk.refuse(i, reason)))
+        # the input events the global stage reads (none of a type it does not read: no test
+        # per event)
+        raw = []
+        if reads and events and not reads.isdisjoint(kinds(events)):
+            raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads]
+        connection.send(("part", _part(engine, taken, now, reads, notes, raw)))
     connection.send(("done", engine.now))
     _, until = connection.recv()
-    connection.send(("part", _part(engine, [], until, reads, [])))
+    connection.send(("part", _part(engine, [], until, reads, [], [])))
 
 
 def _part(
@@ -147,10 +174,11 @@ def _part(
     until: Any,
     reads: set[tuple[str, int]],
     notes: list[tuple[NoteKey, Note]],
+    raw: list[tuple[int, Event]],
 ) -> tuple[Any, ...]:
-    """Run ``taken`` (checked) up to ``until``: the message for the router."""
+    """Run ``taken`` (checked) up to ``until``: the message for the router (``raw``: the
+    events of ``taken`` the global stage reads)."""
     run, feed, errors = ordered_batch(engine, taken, until, reads)
-    raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads] if reads else []
     return until, len(taken), run, feed, raw, errors, notes
 
 
@@ -179,7 +207,9 @@ def run_batch(
                     if fired:
                         out.append((-1, [plain(d, rules) for d in fired], None))
                 marks.clear()
-                detections = push(new(Event, event))
+                # (a copy only of a plain tuple, as a batch sent by the router holds: an
+                # Event copied would be kept twice, in the reader's and in the engine's)
+                detections = push(event if type(event) is Event else new(Event, event))
                 if detections:
                     paths = positions(engine, detections) if marking else None
                     out.append((seq, [plain(d, rules) for d in detections], paths))

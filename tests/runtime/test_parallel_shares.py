@@ -61,7 +61,9 @@ class Files:
                     for k, (file, after, text) in enumerate(self.notes)
                     if after < 0
                 ]
-            yield Chunk([(seq, e) for seq, e, _, _ in rows], notes, _refuse(rows))
+            yield Chunk(
+                [e for _, e, _, _ in rows], [seq for seq, _, _, _ in rows], notes, _refuse(rows)
+            )
 
 
 def _refuse(rows: list[tuple[int, Event, int, int]]) -> Any:

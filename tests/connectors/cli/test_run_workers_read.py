@@ -216,3 +216,44 @@ def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
         assert len(saves) >= 2 and any((tmp_path / "cp").iterdir())
     status, text, _, read = _run(capsys, monkeypatch, argv, out)
     assert (status, text, read) == (whole[0], whole[1], 0)
+
+
+def test_the_router_opens_no_file_when_the_workers_read_them(
+    archive: tuple[list[str], Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paths, facts = archive
+    opened: list[str] = []
+    original = RunSession._events
+
+    def spy(self: RunSession) -> object:
+        opened.append("router")
+        return original(self)
+
+    monkeypatch.setattr(RunSession, "_events", spy)
+    argv = _argv(paths, facts, "--workers", "2")
+    status, out, _, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
+    assert (status, read, opened) == (0, 1, [])
+    assert out.count('"areaSettling"') > 0  # (times written as the input gives them: ISO)
+    assert '"2021-01-10T' in out
+
+
+@pytest.mark.parametrize("broken", ["# STATION: S99\nStation_ID,Date_Time\n", None])
+def test_a_file_the_router_cannot_divide_fails_as_in_one_process(
+    archive: tuple[list[str], Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    broken: str | None,
+) -> None:
+    paths, facts = archive
+    bad = tmp_path / "bad.csv"  # a header without its units row, or no file at all
+    if broken is not None:
+        bad.write_text(broken)
+    files = [*paths[:2], str(bad), *paths[2:]]
+    one = _run(capsys, monkeypatch, _argv(files, facts), tmp_path / "a.jsonl")
+    two = _run(capsys, monkeypatch, _argv(files, facts, "--workers", "2"), tmp_path / "b.jsonl")
+    assert two[3] == 0 and one[0] != 0 and str(bad) in one[2]
+    assert two[:3] == one[:3]
