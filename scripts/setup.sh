@@ -62,3 +62,12 @@ ensure_venv() {
 ensure_java
 ensure_chromium
 ensure_venv
+
+# Spark's classes loaded and verified once, for every later local session of spark replay to
+# map (connectors/spark/classes.py; docs/scale-out.md, "Spark's start"). Built once per Java
+# and Spark; a failure only leaves Spark starting as without it.
+if ! "$VENV/bin/python" -c "import connectors.spark.classes as c, sys; p = c.archive_path(); sys.exit(p is not None and not p.is_file())"; then
+  echo "setup: writing Spark's class archive (once; a minute or two)" >&2
+  "$VENV/bin/python" -m connectors.spark.classes \
+    || echo "setup: Spark's class archive could not be written; Spark starts without it" >&2
+fi

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reasoner.errors import KnowledgeError
+from reasoner.errors import KnowledgeError, ReasonerError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -115,7 +115,12 @@ def _quiet_log_config() -> str:
 #: nothing to it. Nor does ``spark stream``, whose Python workers step the keys: over the
 #: streaming benchmark's 8 micro-batches, C2 took 27 of the JVM's 38 CPU seconds, while its
 #: threads running the query used the same CPU with C1 code (docs/scale-out.md).
+#: The class archive (:mod:`connectors.spark.classes`), when built, is added.
 QUICK_START = "-XX:TieredStopAtLevel=1"
+
+#: The Python daemon of a quick-start session: Spark's, with the replay's modules imported
+#: before it forks its workers (each would import them again: a third of a CPU second).
+QUICK_DAEMON = "connectors.spark.daemon"
 
 
 def get_session(
@@ -124,14 +129,17 @@ def get_session(
     packages: Sequence[str] | None = None,
     jars: Sequence[str] | None = None,
     quick_start: bool = False,
+    java_options: str = "",
 ) -> SparkSession:
     """The process's SparkSession, started on first use.
 
     Args:
         master, memory, packages, jars: as in :func:`spark_settings`; ignored once a session
             runs.
-        quick_start: with a local master, start the JVM with :data:`QUICK_START` (for jobs
-            whose work is in Python); ignored once a session runs.
+        quick_start: with a local master, start the JVM with :data:`QUICK_START` and the
+            class archive if built, and the Python workers from :data:`QUICK_DAEMON` (for
+            jobs whose work is in Python); ignored once a session runs.
+        java_options: more options for the driver's JVM; ignored once a session runs.
     Returns:
         the session (the same object on every call until :func:`stop_session`).
     Raises:
@@ -153,9 +161,12 @@ def get_session(
     settings = spark_settings(master, memory, packages, jars)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    java = _quiet_log_config()
+    java = f"{_quiet_log_config()} {java_options}".strip()
     if quick_start and settings["spark.master"].startswith("local"):
-        java += f" {QUICK_START}"
+        from connectors.spark.classes import java_options as archive
+
+        java = f"{java} {QUICK_START} {archive()}".strip()
+        builder = builder.config("spark.python.daemon.module", QUICK_DAEMON)
     builder = builder.config("spark.driver.extraJavaOptions", java)
     try:
         session = builder.getOrCreate()
@@ -175,6 +186,46 @@ def stop_session() -> None:
     if _session is not None:
         _session.stop()
         _session = None
+
+
+def has_session() -> bool:
+    """Whether this process's session runs (:func:`get_session` was called, and not
+    :func:`stop_session` after it).
+
+    >>> stop_session(); has_session()
+    False
+    """
+    return _session is not None
+
+
+def stop_jvm() -> tuple[str, int]:
+    """Stop the process's session and its JVM, and wait for the JVM to end (it writes a
+    class archive when exiting, :mod:`connectors.spark.classes`). The next
+    :func:`get_session` starts a new JVM.
+
+    Returns:
+        The JVM's class path and its exit status.
+    Raises:
+        ReasonerError: no session runs.
+    """
+    from pyspark import SparkContext
+
+    if _session is None:
+        raise ReasonerError("no Spark session runs")
+    # PySpark has no public handle on the JVM or the process running it: its gateway holds
+    # both (the process ends when its standard input closes).
+    gateway = SparkContext._gateway  # noqa: SLF001
+    jvm = _session.sparkContext._jvm  # noqa: SLF001
+    if gateway is None or jvm is None:
+        raise ReasonerError("no Spark session runs")
+    classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
+    stop_session()
+    gateway.shutdown()
+    process = gateway.proc
+    process.stdin.close()
+    status = process.wait()
+    SparkContext._gateway = SparkContext._jvm = None  # noqa: SLF001
+    return classpath, status
 
 
 def has_jvm_class(spark: SparkSession, name: str) -> bool:

@@ -1,0 +1,42 @@
+"""Spark's Python daemon for a quick-start session (:data:`connectors.spark.session.QUICK_DAEMON`).
+
+Spark starts one daemon per executor, and the daemon forks the Python workers. This one
+prepares what every worker would otherwise redo on its first task, then Spark's own daemon runs:
+
+* Spark puts its own copies of pyspark and py4j first on the workers' path (zip files without
+  compiled bytecode, so the daemon compiled pyspark's sources on every start), and its core
+  jar; every worker re-read the directories of these archives on its first task (Python's
+  import caches are cleared when Spark adds its files folder to the path): up to a CPU
+  second per worker on the shared 2-core machine. When this interpreter has pyspark and py4j
+  installed (a local master runs the driver's interpreter, whose pyspark is the one Spark
+  runs), the archives are left off the path.
+* It imports the archive replay's modules, so that each forked worker has them (each would
+  import them on its first task).
+"""
+
+import os
+import sys
+from importlib.machinery import PathFinder
+
+
+def _installed_pyspark() -> None:
+    lib = os.sep + os.path.join("python", "lib") + os.sep
+    # (Spark's core jar is there too, for a Spark build that packs pyspark in it: this
+    # one holds no Python module, but each worker re-read its 6,000 entries)
+    rest = [p for p in sys.path if not (p.endswith(".zip") and lib in p or p.endswith(".jar"))]
+    zips = tuple(p for p in sys.path if p not in rest)
+    if zips and all(PathFinder.find_spec(m, rest) for m in ("pyspark", "py4j")):
+        sys.path[:] = rest
+        # (finding this module already looked into the zips: forget their importers)
+        for path in [p for p in sys.path_importer_cache if p.startswith(zips)]:
+            del sys.path_importer_cache[path]
+
+
+_installed_pyspark()
+
+from pyspark.daemon import manager  # noqa: E402
+
+import connectors.spark.replay  # noqa: E402, F401  (imported for the workers it forks)
+
+if __name__ == "__main__":
+    manager()
