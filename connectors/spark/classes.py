@@ -43,7 +43,7 @@ def _java() -> Path | None:
 def _jars() -> Path:
     import pyspark
 
-    return Path(pyspark.__file__).parent / "jars"
+    return Path(pyspark.__file__).resolve().parent / "jars"
 
 
 def archive_path() -> Path | None:

@@ -19,7 +19,9 @@ import sys
 from importlib.machinery import PathFinder
 
 
-def _installed_pyspark() -> None:
+def installed_pyspark() -> None:
+    """Leave Spark's pyspark, py4j and core jar off the path when this interpreter has pyspark
+    and py4j installed (what :mod:`connectors.spark.daemon` says)."""
     lib = os.sep + os.path.join("python", "lib") + os.sep
     # (Spark's core jar is there too, for a Spark build that packs pyspark in it: this
     # one holds no Python module, but each worker re-read its 6,000 entries)
@@ -32,11 +34,15 @@ def _installed_pyspark() -> None:
             del sys.path_importer_cache[path]
 
 
-_installed_pyspark()
+def main() -> None:
+    """Run Spark's daemon on the installed pyspark, the replay's modules imported."""
+    installed_pyspark()
+    from pyspark.daemon import manager
 
-from pyspark.daemon import manager  # noqa: E402
+    import connectors.spark.replay  # noqa: F401  (imported for the workers it forks)
 
-import connectors.spark.replay  # noqa: E402, F401  (imported for the workers it forks)
+    manager()
+
 
 if __name__ == "__main__":
-    manager()
+    main()

@@ -94,3 +94,47 @@ def test_importing_the_connectors_starts_no_jvm() -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_class_archive_is_named_per_java_and_spark(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from connectors.spark import classes
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = classes.archive_path()
+    if path is None:
+        pytest.skip("no java")
+    assert path.parent == tmp_path / "etalis-reasoner" / "jvm"
+    assert classes.archive_path() == path  # the same Java and Spark: the same archive
+    assert classes.java_options() == ""  # not built: the JVM starts as without it
+    path.write_bytes(b"built")
+    assert classes.java_options().split()[0] == f"-XX:SharedArchiveFile={path}"
+    # another Java (JAVA_HOME) looks for another archive
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    assert classes.archive_path() not in (None, path)
+    assert classes.java_options() == ""
+
+
+def test_quick_daemon_takes_the_installed_pyspark(monkeypatch: pytest.MonkeyPatch) -> None:
+    import connectors.spark.daemon as daemon
+
+    spark_lib = os.path.join(os.sep, "opt", "spark", "python", "lib")
+    archives = [
+        os.path.join(spark_lib, "pyspark.zip"),
+        os.path.join(spark_lib, "py4j-0.10.9.9-src.zip"),
+        os.path.join(os.sep, "opt", "spark", "jars", "spark-core_2.13-4.0.0.jar"),
+    ]
+    kept = [p for p in sys.path if not p.endswith((".zip", ".jar"))]
+    monkeypatch.setattr(sys, "path", [archives[0], *kept, *archives[1:]])
+    monkeypatch.setattr(sys, "path_importer_cache", {archives[0] + "/pyspark": None})
+    daemon.installed_pyspark()  # pyspark and py4j are installed here: the archives go
+    assert sys.path == kept
+    assert not [p for p in sys.path_importer_cache if p.startswith(tuple(archives))]
+    # without an installed pyspark elsewhere, Spark's copies stay
+    monkeypatch.setattr(sys, "path", [archives[0], *archives[1:]])
+    daemon.installed_pyspark()
+    assert sys.path == archives
