@@ -1,6 +1,6 @@
 """The one SparkSession of a process.
 
-Starting Spark costs 7-10 s here, so a session starts only when a job asks for it and is then
+Starting Spark costs seconds, so a session starts only when a job asks for it and is then
 reused: the first call of :func:`get_session` fixes the configuration, later calls return the
 same session. Settings come from arguments, else the environment, else local defaults:
 
@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import KnowledgeError, ReasonerError
 
@@ -157,6 +157,7 @@ def get_session(
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    _wrap_numpy_converters()
     builder = SparkSession.builder
     settings = spark_settings(master, memory, packages, jars)
     for key, value in settings.items():
@@ -175,6 +176,33 @@ def get_session(
     session.sparkContext.setLogLevel("ERROR")
     _session = session
     return session
+
+
+class _ImportedNumpy:
+    """One of PySpark's py4j converters of numpy values, that first asks whether numpy was
+    imported: PySpark's own import ``pyspark.testing`` (and pandas with it, a CPU second) on
+    the first call into the JVM, to learn whether numpy is installed; a numpy value exists
+    only once numpy was imported."""
+
+    def __init__(self, converter: Any) -> None:
+        self.converter = converter
+
+    def can_convert(self, obj: Any) -> bool:
+        return "numpy" in sys.modules and bool(self.converter.can_convert(obj))
+
+    def convert(self, obj: Any, gateway_client: Any) -> Any:
+        return self.converter.convert(obj, gateway_client)
+
+
+def _wrap_numpy_converters() -> None:
+    """Wrap PySpark's numpy converters in :class:`_ImportedNumpy` (once per process)."""
+    from py4j import protocol
+    from pyspark.sql.types import NumpyArrayConverter, NumpyScalarConverter
+
+    numpy = (NumpyArrayConverter, NumpyScalarConverter)
+    protocol.INPUT_CONVERTER[:] = [
+        _ImportedNumpy(c) if isinstance(c, numpy) else c for c in protocol.INPUT_CONVERTER
+    ]
 
 
 def stop_session() -> None:
