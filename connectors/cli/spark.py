@@ -377,7 +377,7 @@ def _replay(
 ) -> int:
     """Start Spark, replay, write; the exit status."""
     from connectors.spark.replay import Archive, keyed_knowledge, replay
-    from connectors.spark.session import get_session
+    from connectors.spark.session import get_context
 
     out.mkdir(parents=True, exist_ok=True)
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
@@ -391,13 +391,13 @@ def _replay(
     knowledge = _knowledge(args, program)
     with ThreadPoolExecutor(1) as pool:  # (the knowledge is built while the JVM starts)
         built = pool.submit(keyed_knowledge, program, options, knowledge)
-        spark = get_session(master=args.master, quick_start=True)
+        sc = get_context(master=args.master, quick_start=True)  # (no Spark SQL: RDDs only)
         knowledge = built.result()
     stop.install()  # (starting, Spark's context set a SIGINT handler of its own)
-    stop.on_signal(spark.sparkContext.cancelAllJobs)  # (the main thread waits in one)
+    stop.on_signal(sc.cancelAllJobs)  # (the main thread waits in one)
     archive = Archive(files, args.format, program, args.rdf_time, args.max_span)
     result = replay(
-        spark.sparkContext,
+        sc,
         archive,
         runs=out / "_runs",
         options=options,

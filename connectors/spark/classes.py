@@ -6,7 +6,8 @@ Spark's jars; parsing and verifying them is most of the JVM's start-up CPU (docs
 loaded, parsed and verified, to an archive that a later JVM maps instead: :func:`build` runs a
 small archive replay in a JVM that writes the archive when it exits (``scripts/setup.sh`` calls
 it, ``python -m connectors.spark.classes``), and :func:`java_options` names the archive to the
-JVMs :func:`connectors.spark.session.get_session` starts with ``quick_start``.
+JVMs :func:`connectors.spark.session.get_context` (and ``get_session``) start with
+``quick_start``.
 
 The archive lies in the user's cache (``etalis-reasoner/jvm``) under a name that depends on the
 Java runtime and Spark's jars (:func:`archive_path`): another Java or another Spark looks for
@@ -25,9 +26,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from reasoner.errors import ReasonerError
 from reasoner.language.loader import cache_dir
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 #: The JVM's messages about the archive (a stale archive it refuses) kept off standard error.
 _QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -98,14 +103,14 @@ def build() -> Path:
     aside = path.with_name(f".{path.name}.{os.getpid()}")
     if session.has_session():
         raise ReasonerError("a Spark session runs in this process: build the archive apart")
-    spark = session.get_session(
+    sc = session.get_context(
         master="local[2]",
         quick_start=True,
         java_options=f"-XX:ArchiveClassesAtExit={aside} {_QUIET}",
     )
     try:
         with tempfile.TemporaryDirectory() as folder:
-            _sample_replay(spark.sparkContext, Path(folder))
+            _sample_replay(sc, Path(folder))
         classpath, status = session.stop_jvm()
         if status != 0 or not aside.is_file():
             raise ReasonerError(f"the JVM writing the class archive ended with status {status}")
@@ -125,7 +130,7 @@ def _check(archive: Path, classpath: str) -> None:
         raise ReasonerError(f"the class archive does not map: {done.stderr.strip()}")
 
 
-def _sample_replay(sc: object, folder: Path) -> None:
+def _sample_replay(sc: SparkContext, folder: Path) -> None:
     """Replay two small files, one out of time order, so that the JVM loads the classes of
     every job of a replay (the read and shuffle, the admission, the keyed stage)."""
     from connectors.spark.replay import Archive, replay
@@ -140,9 +145,9 @@ def _sample_replay(sc: object, folder: Path) -> None:
     (folder / "1.jsonl").write_text("".join(lines))
     (folder / "2.jsonl").write_text("".join(reversed(lines)))
     archive = Archive((str(folder / "1.jsonl"), str(folder / "2.jsonl")), "jsonl", program)
-    options = {"policy": "unrestricted", "tie_break": "longer", "max_span": None}
+    options: dict[str, Any] = {"policy": "unrestricted", "tie_break": "longer", "max_span": None}
     options |= {"provenance": False, "explain": False}
-    done = replay(sc, archive, runs=folder / "runs", options=options)  # type: ignore[arg-type]
+    done = replay(sc, archive, runs=folder / "runs", options=options)
     list(done.lines)
     done.close()
 

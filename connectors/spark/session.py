@@ -27,12 +27,14 @@ from typing import TYPE_CHECKING, Any
 from reasoner.errors import KnowledgeError, ReasonerError
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_MEMORY = "2g"
 
 _session: SparkSession | None = None
+_context: SparkContext | None = None  # started by get_context, with no session
 
 
 def spark_settings(
@@ -152,30 +154,82 @@ def get_session(
     global _session
     if _session is not None:
         return _session
-    # Spark's Python workers must run this interpreter (and see this venv's packages).
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    _wrap_numpy_converters()
     builder = SparkSession.builder
-    settings = spark_settings(master, memory, packages, jars)
-    for key, value in settings.items():
+    for key, value in _configuration(master, memory, packages, jars, quick_start, java_options):
         builder = builder.config(key, value)
-    java = f"{_quiet_log_config()} {java_options}".strip()
-    if quick_start and settings["spark.master"].startswith("local"):
-        from connectors.spark.classes import java_options as archive
-
-        java = f"{java} {QUICK_START} {archive()}".strip()
-        builder = builder.config("spark.python.daemon.module", QUICK_DAEMON)
-    builder = builder.config("spark.driver.extraJavaOptions", java)
     try:
-        session = builder.getOrCreate()
+        session = builder.getOrCreate()  # (on the context get_context started, if it did)
     except Exception as e:  # py4j and the launcher raise several unrelated classes
         raise KnowledgeError(f"cannot start Spark: {e}") from e
     session.sparkContext.setLogLevel("ERROR")
     _session = session
     return session
+
+
+def get_context(
+    master: str | None = None,
+    memory: str | None = None,
+    packages: Sequence[str] | None = None,
+    jars: Sequence[str] | None = None,
+    quick_start: bool = False,
+    java_options: str = "",
+) -> SparkContext:
+    """The process's SparkContext: the session's, else one started without Spark SQL, for
+    jobs of RDDs only (starting Spark SQL's session took the JVM a CPU second and a half);
+    a later :func:`get_session` runs on it.
+
+    Args:
+        master, memory, packages, jars, quick_start, java_options: as in
+            :func:`get_session`; ignored once a context runs.
+    Returns:
+        the context (the same object on every call until :func:`stop_session`).
+    Raises:
+        KnowledgeError: when Spark cannot start (no Java, a bad master URL ...).
+
+    >>> get_context(master="local[2]") is get_context()  # doctest: +SKIP
+    True
+    """
+    global _context
+    if _session is not None:
+        return _session.sparkContext
+    if _context is None:
+        from pyspark import SparkConf, SparkContext
+
+        conf = SparkConf().setAll(
+            _configuration(master, memory, packages, jars, quick_start, java_options)
+        )
+        try:
+            _context = SparkContext.getOrCreate(conf)
+        except Exception as e:  # py4j and the launcher raise several unrelated classes
+            raise KnowledgeError(f"cannot start Spark: {e}") from e
+        _context.setLogLevel("ERROR")
+    return _context
+
+
+def _configuration(
+    master: str | None,
+    memory: str | None,
+    packages: Sequence[str] | None,
+    jars: Sequence[str] | None,
+    quick_start: bool,
+    java_options: str,
+) -> list[tuple[str, str]]:
+    """The settings a session or a context starts with (the process made ready for it)."""
+    # Spark's Python workers must run this interpreter (and see this venv's packages).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    _wrap_numpy_converters()
+    settings = spark_settings(master, memory, packages, jars)
+    java = f"{_quiet_log_config()} {java_options}".strip()
+    if quick_start and settings["spark.master"].startswith("local"):
+        from connectors.spark.classes import java_options as archive
+
+        java = f"{java} {QUICK_START} {archive()}".strip()
+        settings["spark.python.daemon.module"] = QUICK_DAEMON
+    settings["spark.driver.extraJavaOptions"] = java
+    return list(settings.items())
 
 
 class _ImportedNumpy:
@@ -210,20 +264,22 @@ def stop_session() -> None:
 
     >>> stop_session()
     """
-    global _session
+    global _session, _context
     if _session is not None:
-        _session.stop()
-        _session = None
+        _session.stop()  # (and its context)
+    elif _context is not None:
+        _context.stop()
+    _session = _context = None
 
 
 def has_session() -> bool:
-    """Whether this process's session runs (:func:`get_session` was called, and not
-    :func:`stop_session` after it).
+    """Whether this process's session or context runs (:func:`get_session` or
+    :func:`get_context` was called, and not :func:`stop_session` after it).
 
     >>> stop_session(); has_session()
     False
     """
-    return _session is not None
+    return _session is not None or _context is not None
 
 
 def stop_jvm() -> tuple[str, int]:
@@ -238,12 +294,12 @@ def stop_jvm() -> tuple[str, int]:
     """
     from pyspark import SparkContext
 
-    if _session is None:
+    if not has_session():
         raise ReasonerError("no Spark session runs")
     # PySpark has no public handle on the JVM or the process running it: its gateway holds
     # both (the process ends when its standard input closes).
     gateway = SparkContext._gateway  # noqa: SLF001
-    jvm = _session.sparkContext._jvm  # noqa: SLF001
+    jvm = get_context()._jvm  # noqa: SLF001
     if gateway is None or jvm is None:
         raise ReasonerError("no Spark session runs")
     classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
