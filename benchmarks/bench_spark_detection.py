@@ -473,7 +473,13 @@ def replay_size(rules: list[Path], folder: Path, files: list[Path], work: Path) 
     events = sum(
         sum(1 for line in f.read_text().splitlines() if line.startswith("S0")) for f in files
     )
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    from connectors.spark.classes import java_options
+
+    archive = java_options() != ""  # (Spark's class archive, written by scripts/setup.sh)
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; Spark's class "
+        f"archive {'built' if archive else 'not built (scripts/setup.sh writes it)'}"
+    )
     fixed = run_spark(rules, one_reading(files, work / "one-reading"), work / "fixed")
     one = run_one(rules, folder, work / "run.jsonl")
     spark = run_spark(rules, folder, work / "spark")
@@ -492,6 +498,7 @@ def replay_size(rules: list[Path], folder: Path, files: list[Path], work: Path) 
         "spark_fixed": fixed,
         "spark_net": net,
         "engine_events_per_s": engine_rate(rules, folder),
+        "class_archive": archive,
     }
     row["net_speedup"] = one["wall_s"] / net["wall_s"] if net["wall_s"] > 0 else None
     row["projected_events_per_s"] = projection(row)
