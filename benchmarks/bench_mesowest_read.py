@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from connectors.mesowest.columns import merge_files  # noqa: E402
+from connectors.mesowest.archive import merge_files  # noqa: E402
 from connectors.mesowest.reader import MesoWestFile  # noqa: E402
 
 

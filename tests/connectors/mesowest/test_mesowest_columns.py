@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from connectors.events import InputFormatError
 from connectors.events.merge import merge_streams
 from connectors.mesowest import MesoWestFile, read_mesowest
-from connectors.mesowest.columns import merge_files
+from connectors.mesowest.archive import merge_files
 
 HEADER = "# STATION: {id}\n# LATITUDE: 40.5\n# LONGITUDE: -111.5\n"
 COLUMNS = (
