@@ -90,52 +90,22 @@ def merge_in_order(files: Sequence[MesoWestFile]) -> Iterator[Event] | None:
     return None if archive.dipped or archive.failed else _events(archive, iter(rounds))
 
 
-@dataclass(frozen=True, slots=True)
-class _Rows:
-    """Rows a column at a time: the file's index, the row's place among the file's readings,
-    its line, time and key, its condition (an index into the archive's words), its event when
-    the row loop built it (a key of ``_Archive.built``; -1: none) and its numbers."""
-
-    file: np.ndarray
-    seq: np.ndarray
-    line: np.ndarray
-    time: np.ndarray
-    key: np.ndarray
-    condition: np.ndarray
-    built: np.ndarray
-    numbers: tuple[np.ndarray, ...]
-
-    def __len__(self) -> int:
-        return len(self.file)
-
-    def take(self, index: Any) -> _Rows:
-        """The rows at ``index`` (a slice or positions)."""
-        return _Rows(
-            self.file[index],
-            self.seq[index],
-            self.line[index],
-            self.time[index],
-            self.key[index],
-            self.condition[index],
-            self.built[index],
-            tuple(column[index] for column in self.numbers),
-        )
-
-    @staticmethod
-    def joined(parts: list[_Rows]) -> _Rows:
-        """The rows of ``parts``, one after the other."""
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            return _rows_of(0, 0, [], [], -1)
-        fields = [
-            np.concatenate([getattr(part, name) for part in parts])
-            for name in ("file", "seq", "line", "time", "key", "condition", "built")
-        ]
-        numbers = tuple(
-            np.concatenate([part.numbers[k] for part in parts]) for k in range(len(NUMBERS))
-        )
-        return _Rows(*fields, numbers)
+#: A row: the file's index, the row's place among the file's readings, its line, time and key,
+#: its condition (an index into the archive's words), its event when the row loop built it (a
+#: key of ``_Archive.built``; -1: none) and its numbers. Rows are numpy records: put in order
+#: or split a record at a time.
+_ROW = np.dtype(
+    [
+        ("file", np.int32),
+        ("condition", np.int32),
+        ("seq", np.int64),
+        ("line", np.int64),
+        ("time", np.int64),
+        ("key", np.float64),
+        ("built", np.int64),
+        ("numbers", np.float64, (len(NUMBERS),)),
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +113,7 @@ class _Round:
     """A round's rows to hand out, in order; the rejections (and an error) to hand over
     before the first of them, and after the row at each place."""
 
-    rows: _Rows
+    rows: np.ndarray  # of _ROW
     before: list[Handed]
     after: dict[int, list[Handed]]
 
@@ -167,30 +137,29 @@ class _Archive:
 
     def rounds(self) -> Iterator[_Round]:
         """The rows in order, a round at a time."""
-        held: list[_Rows] = []
+        held = np.zeros(0, _ROW)
         target = None  # the first round: every file up to its first reading
         while True:
-            parts = self._read(target)
-            rows = _Rows.joined(held + parts)
-            rows = rows.take(np.lexsort((rows.seq, rows.file, rows.key)))
+            rows = np.concatenate([held, *self._read(target)])
+            rows = rows[np.lexsort((rows["seq"], rows["file"], rows["key"]))]
             live = [blocks for blocks in self.blocks if not blocks.done]
             if live:
                 key, file = min((blocks.last, blocks.index) for blocks in live)
-                low = np.searchsorted(rows.key, key, "left")
-                high = np.searchsorted(rows.key, key, "right")
-                count = int(low + np.searchsorted(rows.file[low:high], file, "left"))
+                keys = rows["key"]
+                low, high = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
+                count = int(low + np.searchsorted(rows["file"][low:high], file, "left"))
             else:
                 count = len(rows)
-            out, held = rows.take(slice(count)), [rows.take(slice(count, None))]
+            out, held = rows[:count], rows[count:]
             yield self._round(out, first=target is None)
             if not live:
                 return
             step = float(np.median(self.spans[[blocks.index for blocks in live]]))
             target = max(key + step, float(np.nextafter(key, np.inf)))
 
-    def _read(self, target: float | None) -> list[_Rows]:
+    def _read(self, target: float | None) -> list[np.ndarray]:
         """Read blocks until every file is past ``target`` (None: has given a reading)."""
-        parts: list[_Rows] = []
+        parts: list[np.ndarray] = []
         while True:
             todo = [
                 blocks
@@ -215,36 +184,37 @@ class _Archive:
                     if not taken:
                         parts.append(self._built(blocks, blocks.read_rows(body)))
 
-    def _columns(self, group: list[tuple[FileBlocks, Body]], converted: Converted) -> _Rows:
+    def _columns(self, group: list[tuple[FileBlocks, Body]], converted: Converted) -> np.ndarray:
         """The rows of the blocks taken a column at a time, numbered and keyed."""
         taken = [pair for pair, ok in zip(group, converted.taken.tolist(), strict=True) if ok]
         counts = np.array([body.lines for _, body in taken], np.int64)
         ends = np.cumsum(counts)
         starts = ends - counts
         before = np.array([blocks.count for blocks, _ in taken], np.int64)
-        seq = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(before - starts, counts)
-        files = np.repeat(np.array([blocks.index for blocks, _ in taken], np.int32), counts)
-        time = converted.time
-        key = self._keys(time.astype(np.float64), counts, starts, [b.last for b, _ in taken])
+        rows = np.empty(len(converted.time), _ROW)
+        rows["seq"] = np.arange(len(rows)) + np.repeat(before - starts, counts)
+        rows["file"] = np.repeat([blocks.index for blocks, _ in taken], counts)
+        rows["line"], rows["time"] = converted.line, converted.time
+        rows["condition"], rows["built"] = converted.condition, -1
+        for k, column in enumerate(converted.numbers):
+            rows["numbers"][:, k] = column
+        key = self._keys(converted.time.astype(np.float64), counts, starts, taken)
+        rows["key"] = key
         for (blocks, _), start, end in zip(taken, starts.tolist(), ends.tolist(), strict=True):
             self.spans[blocks.index] = key[end - 1] - key[start]
             blocks.took(end - start, float(key[end - 1]))
-        return _Rows(
-            files,
-            seq,
-            converted.line,
-            time,
-            key,
-            converted.condition,
-            np.full(len(time), -1, np.int64),
-            tuple(converted.numbers),
-        )
+        return rows
 
     def _keys(
-        self, time: np.ndarray, counts: np.ndarray, starts: np.ndarray, last: list[float]
+        self,
+        time: np.ndarray,
+        counts: np.ndarray,
+        starts: np.ndarray,
+        taken: list[tuple[FileBlocks, Body]],
     ) -> np.ndarray:
-        """The running maximum of each block's times, from its file's ``last``."""
-        key = np.maximum(time, np.repeat(np.array(last, np.float64), counts))
+        """The running maximum of each block's times, from its file's last key."""
+        last = np.array([blocks.last for blocks, _ in taken], np.float64)
+        key = np.maximum(time, np.repeat(last, counts))
         down = key[1:] < key[:-1]
         down[starts[1:] - 1] = False  # (between blocks)
         if down.any():
@@ -256,7 +226,7 @@ class _Archive:
             self.dipped = True
         return key
 
-    def _built(self, blocks: FileBlocks, rows: Rows) -> _Rows:
+    def _built(self, blocks: FileBlocks, rows: Rows) -> np.ndarray:
         """Readings the row loop built, numbered and keyed."""
         keys, last = [], blocks.last
         for event in rows.events:
@@ -268,17 +238,22 @@ class _Archive:
             keys.append(last)
         start, self.next_built = self.next_built, self.next_built + len(keys)
         self.built.update(zip(range(start, self.next_built), rows.events, strict=True))
-        built = _rows_of(blocks.index, blocks.count, rows.lines, keys, start)
+        count = len(keys)
+        built = np.zeros(count, _ROW)
+        built["file"], built["line"], built["key"] = blocks.index, rows.lines, keys
+        built["seq"] = np.arange(blocks.count, blocks.count + count)
+        built["built"] = np.arange(start, start + count)
+        built["numbers"] = np.nan
         if keys:
             self.spans[blocks.index] = keys[-1] - keys[0]
         blocks.took(len(keys), last)
         return built
 
-    def _round(self, out: _Rows, first: bool) -> _Round:
+    def _round(self, out: np.ndarray, first: bool) -> _Round:
         """The round of ``out``, with the rejections due: those before each file's first
         reading (the first round), and those after a reading handed out now."""
         if len(out):
-            self.handed += np.bincount(out.file, minlength=len(self.blocks))
+            self.handed += np.bincount(out["file"], minlength=len(self.blocks))
         before: list[Handed] = []
         due: list[tuple[int, int, Rejected | InputFormatError]] = []
         for blocks in self.blocks:
@@ -291,29 +266,13 @@ class _Archive:
         assert first or not before
         after: dict[int, list[Handed]] = {}
         if due:
-            code = (out.file.astype(np.int64) << 32) | out.seq
+            code = (out["file"].astype(np.int64) << 32) | out["seq"]
             order = np.argsort(code)
             wanted = np.array([(index << 32) | follows for index, follows, _ in due], np.int64)
             places = order[np.searchsorted(code[order], wanted)]
             for place, (index, _, item) in zip(places.tolist(), due, strict=True):
                 after.setdefault(place, []).append((index, item))
         return _Round(out, before, after)
-
-
-def _rows_of(file: int, seq: int, lines: list[int], keys: list[float], built: int) -> _Rows:
-    """Rows of one file the row loop built (``built``: the first's key; -1: none)."""
-    count = len(lines)
-    none = np.full(count, np.nan)
-    return _Rows(
-        np.full(count, file, np.int32),
-        np.arange(seq, seq + count, dtype=np.int64),
-        np.array(lines, np.int64),
-        np.zeros(count, np.int64),
-        np.array(keys, np.float64),
-        np.zeros(count, np.int32),
-        np.arange(built, built + count, dtype=np.int64) if built >= 0 else np.full(count, -1),
-        (none,) * len(NUMBERS),
-    )
 
 
 def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
@@ -330,9 +289,9 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
         rows, after = found.rows, found.after
         marks = sorted(after)
         for start in range(0, len(rows), _BLOCK):
-            part = rows.take(slice(start, start + _BLOCK))
+            part = rows[start : start + _BLOCK]
             events = _built_events(part, idents, words, archive.built)
-            owners, lines = part.file.tolist(), part.line.tolist()
+            owners, lines = part["file"].tolist(), part["line"].tolist()
             if not marks or marks[0] >= start + len(events):  # (no rejection to hand over)
                 for owner, line, event in zip(owners, lines, events, strict=True):
                     where = wheres[owner]
@@ -350,20 +309,21 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
 
 
 def _built_events(
-    rows: _Rows, idents: np.ndarray, words: np.ndarray, built: dict[int, Event]
+    rows: np.ndarray, idents: np.ndarray, words: np.ndarray, built: dict[int, Event]
 ) -> list[Event]:
     """The events of ``rows`` (those the row loop built taken from ``built``)."""
-    ids = idents[rows.file].tolist()
-    times = rows.time.tolist()
-    a, b, c, d, e, g = (_values(column) for column in rows.numbers)
-    f = words[rows.condition].tolist()
+    ids = idents[rows["file"]].tolist()
+    times = rows["time"].tolist()
+    numbers = rows["numbers"]
+    a, b, c, d, e, g = (_values(numbers[:, k]) for k in range(len(NUMBERS)))
+    f = words[rows["condition"]].tolist()
     # (built by map and zip: no Python code runs per event)
     args = zip(ids, times, a, b, c, d, e, f, g, strict=True)
     events: list[Event] = list(
         map(_MAKE, repeat(Event), zip(repeat(SENSOR_READING), args, times, times, strict=False))
     )
-    for at in np.flatnonzero(rows.built >= 0).tolist():
-        events[at] = built.pop(int(rows.built[at]))
+    for at in np.flatnonzero(rows["built"] >= 0).tolist():
+        events[at] = built.pop(int(rows["built"][at]))
     return events
 
 

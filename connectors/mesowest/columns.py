@@ -119,10 +119,13 @@ def convert(file: MesoWestFile, bodies: Sequence[Body], words: Words) -> Convert
     """
     taken = np.zeros(len(bodies), bool)
     parts: list[tuple[np.ndarray, ...]] = []
-    plain = [i for i, body in enumerate(bodies) if _plain(body.data)]
-    for members, table in _parsed(file, bodies, plain):
-        ok, *columns = _columns(file, [bodies[i] for i in members], table, words)
-        taken[members] = ok
+    members = list(range(len(bodies)))
+    data = _joined(bodies, members)
+    if not _plain(data):  # (as exports are: every block at once)
+        members, data = [i for i in members if _plain(bodies[i].data)], None
+    for group, table in _parsed(file, bodies, members, data):
+        ok, *columns = _columns(file, [bodies[i] for i in group], table, words)
+        taken[group] = ok
         parts.append(tuple(columns))
     if len(parts) == 1:
         [(line, time, condition, *values)] = parts
@@ -132,6 +135,14 @@ def convert(file: MesoWestFile, bodies: Sequence[Body], words: Words) -> Convert
             np.concatenate(column) for column in zip(*(parts or [empty]), strict=True)
         )
     return Converted(taken, line, time, values, condition)
+
+
+def _joined(bodies: Sequence[Body], members: list[int]) -> bytes:
+    """The data of ``members``, one after the other, each ending in ``\\n``."""
+    return b"".join(
+        bodies[i].data if bodies[i].data.endswith(b"\n") else bodies[i].data + b"\n"
+        for i in members  # (only a file's last line may lack it)
+    )
 
 
 def _plain(data: bytes) -> bool:
@@ -145,25 +156,20 @@ def _plain(data: bytes) -> bool:
 
 
 def _parsed(
-    file: MesoWestFile, bodies: Sequence[Body], members: list[int]
+    file: MesoWestFile, bodies: Sequence[Body], members: list[int], data: bytes | None
 ) -> Iterator[tuple[list[int], pa.Table]]:
-    """The tables of ``members`` parsed together: all in one, or when pyarrow refuses (a row
-    with another cell count) or cuts them otherwise, each half apart, down to single blocks
-    (those refused alone are left out)."""
+    """The tables of ``members`` (their ``data``, if joined already) parsed together: all in
+    one, or when pyarrow refuses (a row with another cell count) or cuts them otherwise, each
+    half apart, down to single blocks (those refused alone are left out)."""
     if not members:
         return
-    ends = [bodies[i].data.endswith(b"\n") for i in members]
-    data = b"".join(
-        bodies[i].data if end else bodies[i].data + b"\n"  # (a file's last line)
-        for i, end in zip(members, ends, strict=True)
-    )
-    table = _parse(file, data)
+    table = _parse(file, _joined(bodies, members) if data is None else data)
     if table is not None and table.num_rows == sum(bodies[i].lines for i in members):
         yield members, table
     elif len(members) > 1:
         half = len(members) // 2
-        yield from _parsed(file, bodies, members[:half])
-        yield from _parsed(file, bodies, members[half:])
+        yield from _parsed(file, bodies, members[:half], None)
+        yield from _parsed(file, bodies, members[half:], None)
 
 
 def _columns(
@@ -195,20 +201,27 @@ def _columns(
 
 
 def _parse(file: MesoWestFile, body: bytes) -> pa.Table | None:
-    """The columns the reader takes, as text (an empty cell null); None if pyarrow refuses."""
+    """The columns the reader takes, as text (an empty cell null), those with few distinct
+    values (station, time, condition) dictionary-encoded; None if pyarrow refuses."""
     import pyarrow as pa
     from pyarrow import csv
 
     names = [f"c{i}" for i in range(file.width)]
     names[file.id_at], names[file.time_at] = "id", "time"
     wanted = ["id", "time", *(f"c{cell.at}" for cell in file.cells)]
+    types = dict.fromkeys(wanted, pa.string())
+    few = ["id", "time", *(f"c{c.at}" for c in file.cells if c.position == _CONDITION)]
+    types.update(dict.fromkeys(few, pa.dictionary(pa.int32(), pa.string())))
     try:
         return csv.read_csv(
             pa.py_buffer(body),
-            # one thread: the blocks are small, and the other core is the engine's
-            read_options=csv.ReadOptions(column_names=names, use_threads=False),
+            # one thread: the blocks are small, and the other core is the engine's; one
+            # chunk: the columns need no joining
+            read_options=csv.ReadOptions(
+                column_names=names, use_threads=False, block_size=len(body) + 1
+            ),
             convert_options=csv.ConvertOptions(
-                column_types=dict.fromkeys(wanted, pa.string()),
+                column_types=types,
                 include_columns=wanted,
                 null_values=[""],
                 strings_can_be_null=True,
@@ -221,11 +234,15 @@ def _parse(file: MesoWestFile, body: bytes) -> pa.Table | None:
 def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """Which cells are times spelt ``YYYY-MM-DDTHH:MM:SSZ`` (a real date and time, from 1970
     on), and their epoch seconds; the row loop takes the others (other spellings, rejections).
+    Each distinct text is read once."""
+    texts, indices = _encoded(column)
+    ok, seconds = _epoch(texts)
+    return np.append(ok, False)[indices], np.append(seconds, 0)[indices]
 
-    The cells are read as a matrix of bytes: no parsing per cell, and nothing accepted that
-    ``datetime.fromisoformat`` would read otherwise.
-    """
-    array = column.combine_chunks()
+
+def _epoch(array: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_times` of distinct texts. The cells are read as a matrix of bytes: no parsing
+    per cell, and nothing accepted that ``datetime.fromisoformat`` would read otherwise."""
     at = array.offset
     offsets = np.frombuffer(array.buffers()[1], np.int32)[at : at + len(array) + 1]
     data = np.frombuffer(array.buffers()[2] or b"", np.uint8)
@@ -270,20 +287,38 @@ def _ids(column: pa.ChunkedArray, idents: list[str], counts: np.ndarray) -> np.n
     """Which cells name the station of their file's header (as the row loop compares them)."""
     texts, indices = _encoded(column)
     number = {ident: n for n, ident in enumerate(dict.fromkeys(idents))}
-    named = np.array([number.get(text.strip(), -1) for text in texts] + [-2])
+    named = np.array([number.get(text.strip(), -1) for text in texts.to_pylist()] + [-2])
     return named[indices] == np.repeat([number[ident] for ident in idents], counts)
 
 
-def _encoded(column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
-    """A text column's distinct texts and each cell's index among them (a null's: their
-    number)."""
-    encoded = column.combine_chunks().dictionary_encode()
-    texts = encoded.dictionary.to_pylist()
-    indices = encoded.indices
-    if not indices.null_count:
-        return texts, indices.to_numpy()
-    at = np.asarray(indices.to_numpy(zero_copy_only=False))  # (NaN at the nulls)
-    return texts, np.where(np.isnan(at), len(texts), at).astype(np.int64)
+def _encoded(column: pa.ChunkedArray) -> tuple[pa.StringArray, np.ndarray]:
+    """A dictionary-encoded column's distinct texts and each cell's index among them (a
+    null's: their number)."""
+    encoded = (
+        column.chunk(0) if column.num_chunks == 1 else column.unify_dictionaries().combine_chunks()
+    )
+    texts = encoded.dictionary
+    indices = _values(encoded.indices, np.int32).astype(np.int64)
+    nulls = _nulls(encoded.indices)
+    if nulls is not None:
+        indices[nulls] = len(texts)
+    return texts, indices
+
+
+def _values(array: pa.Array, kind: type) -> np.ndarray:
+    """The values of an array of fixed-width numbers, as a view (a null's is any number)."""
+    start = array.offset
+    return np.frombuffer(array.buffers()[1], kind)[start : start + len(array)]
+
+
+def _nulls(array: pa.Array) -> np.ndarray | None:
+    """Where an array's nulls are (None: it has none), read from its validity bits (pyarrow's
+    own conversions to numpy import pandas)."""
+    if not array.null_count:
+        return None
+    bits = np.frombuffer(array.buffers()[0], np.uint8)
+    start = array.offset
+    return np.unpackbits(bits, bitorder="little")[start : start + len(array)] == 0
 
 
 def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarray]:
@@ -294,13 +329,15 @@ def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarra
     """
     import pyarrow as pa
 
-    empty = column.is_null().to_numpy()
+    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    nulls = _nulls(array)
+    empty = np.zeros(len(array), bool) if nulls is None else nulls
     try:
-        values = np.array(column.cast(pa.float64()).to_numpy())  # (a copy: written below)
+        values = _values(array.cast(pa.float64()), np.float64).copy()  # (written below)
         ok = np.isfinite(values) | empty
     except pa.ArrowInvalid:  # some cell is no number as pyarrow reads them: ask float()
         values, ok = np.full(len(empty), np.nan), empty.copy()
-        for at, text in enumerate(column.to_pylist()):
+        for at, text in enumerate(array.to_pylist()):
             if text is not None:
                 try:
                     values[at] = float(text)
@@ -317,4 +354,4 @@ def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarra
 def _conditions(column: pa.ChunkedArray, words: Words) -> np.ndarray:
     """The condition cells as indices into ``words`` (an empty cell's is 0: ``none``)."""
     texts, indices = _encoded(column)
-    return np.append(words.add(texts), np.int32(0))[indices]
+    return np.append(words.add(texts.to_pylist()), np.int32(0))[indices]
