@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 _ROUND_BYTES = 16 << 20  # read per round, over all files (a file reads 8 KiB to 1 MiB)
 _BLOCK = 4096  # events built per step
+_FILE_BITS = 21  # a key and a file's index as one number: whole seconds << 21 | index
 _MAKE = tuple.__new__
 
 #: A rejection or error to hand over, and the index of its file in the archive.
@@ -114,6 +115,7 @@ class _Round:
     before the first of them, and after the row at each place."""
 
     rows: np.ndarray  # of _ROW
+    order: np.ndarray  # the places of those handed out, in order
     before: list[Handed]
     after: dict[int, list[Handed]]
 
@@ -132,6 +134,7 @@ class _Archive:
         self.handed = np.zeros(len(files), np.int64)  # each file's readings handed out
         self.dipped = False  # a time below an earlier one of its file
         self.failed = False  # a file unreadable from some row on
+        self.fractional = False  # a time with a fraction of a second (read by the row loop)
         share = _ROUND_BYTES // max(len(files), 1)
         self.size = min(max(share // CHUNK, 1), 128) * CHUNK
 
@@ -141,21 +144,28 @@ class _Archive:
         target = None  # the first round: every file up to its first reading
         while True:
             rows = np.concatenate([held, *self._read(target)])
-            rows = rows[np.lexsort((rows["seq"], rows["file"], rows["key"]))]
+            order, code = self._order(rows)
             live = [blocks for blocks in self.blocks if not blocks.done]
+            count = len(rows)
             if live:
                 key, file = min((blocks.last, blocks.index) for blocks in live)
-                keys = rows["key"]
-                low, high = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
-                count = int(low + np.searchsorted(rows["file"][low:high], file, "left"))
-            else:
-                count = len(rows)
-            out, held = rows[:count], rows[count:]
-            yield self._round(out, first=target is None)
+                count = _before(rows, order, code, key, file)
+            held = rows[order[count:]]
+            yield self._round(rows, order[:count], first=target is None)
             if not live:
                 return
             step = float(np.median(self.spans[[blocks.index for blocks in live]]))
             target = max(key + step, float(np.nextafter(key, np.inf)))
+
+    def _order(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The places of ``rows`` (a file's in their order) by ``(key, file, seq)``, and the
+        sorted codes of ``(key, file)`` when whole seconds and few files make them one number
+        (a sort of one key instead of three)."""
+        if self.fractional or len(self.files) > 1 << _FILE_BITS:
+            return np.lexsort((rows["seq"], rows["file"], rows["key"])), None
+        code = (rows["key"].astype(np.int64) << _FILE_BITS) | rows["file"]
+        order = np.argsort(code, kind="stable")
+        return order, code[order]
 
     def _read(self, target: float | None) -> list[np.ndarray]:
         """Read blocks until every file is past ``target`` (None: has given a reading)."""
@@ -231,6 +241,8 @@ class _Archive:
         keys, last = [], blocks.last
         for event in rows.events:
             end = event[3]
+            if end != int(end) or end >= 1 << 40:
+                self.fractional = True
             if end < last:
                 self.dipped = True
             else:
@@ -249,11 +261,13 @@ class _Archive:
         blocks.took(len(keys), last)
         return built
 
-    def _round(self, out: np.ndarray, first: bool) -> _Round:
-        """The round of ``out``, with the rejections due: those before each file's first
-        reading (the first round), and those after a reading handed out now."""
+    def _round(self, rows: np.ndarray, out: np.ndarray, first: bool) -> _Round:
+        """The round handing out the ``rows`` at ``out`` (in that order), with the rejections
+        due: those before each file's first reading (the first round), and those after a
+        reading handed out now."""
+        files = rows["file"][out]
         if len(out):
-            self.handed += np.bincount(out["file"], minlength=len(self.blocks))
+            self.handed += np.bincount(files, minlength=len(self.blocks))
         before: list[Handed] = []
         due: list[tuple[int, int, Rejected | InputFormatError]] = []
         for blocks in self.blocks:
@@ -266,13 +280,13 @@ class _Archive:
         assert first or not before
         after: dict[int, list[Handed]] = {}
         if due:
-            code = (out["file"].astype(np.int64) << 32) | out["seq"]
+            code = (files.astype(np.int64) << 32) | rows["seq"][out]
             order = np.argsort(code)
             wanted = np.array([(index << 32) | follows for index, follows, _ in due], np.int64)
             places = order[np.searchsorted(code[order], wanted)]
             for place, (index, _, item) in zip(places.tolist(), due, strict=True):
                 after.setdefault(place, []).append((index, item))
-        return _Round(out, before, after)
+        return _Round(rows, out, before, after)
 
 
 def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
@@ -286,13 +300,14 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
             _hand_over(files[index], item)
         if len(words) != len(archive.words.values):
             words = _objects(archive.words.values)
-        rows, after = found.rows, found.after
+        rows, order, after = found.rows, found.order, found.after
         marks = sorted(after)
-        for start in range(0, len(rows), _BLOCK):
-            part = rows[start : start + _BLOCK]
+        for start in range(0, len(order), _BLOCK):
+            part = rows[order[start : start + _BLOCK]]
             events = _built_events(part, idents, words, archive.built)
             owners, lines = part["file"].tolist(), part["line"].tolist()
-            if not marks or marks[0] >= start + len(events):  # (no rejection to hand over)
+            stop = start + len(owners)
+            if not marks or marks[0] >= stop:  # (no rejection to hand over)
                 for owner, line, event in zip(owners, lines, events, strict=True):
                     where = wheres[owner]
                     where.line, where.event = line, event
@@ -305,26 +320,46 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
                 yield event
                 for index, item in after.get(at, ()):
                     _hand_over(files[index], item)
-            marks = [mark for mark in marks if mark >= start + len(events)]
+            marks = [mark for mark in marks if mark >= stop]
+
+
+def _before(
+    rows: np.ndarray, order: np.ndarray, code: np.ndarray | None, key: float, file: int
+) -> int:
+    """How many rows (in ``order``) lie before ``(key, file)``."""
+    if code is not None:
+        return int(np.searchsorted(code, (int(key) << _FILE_BITS) | file, "left"))
+    keys = rows["key"][order]
+    low, high = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
+    return int(low + np.searchsorted(rows["file"][order[low:high]], file, "left"))
 
 
 def _built_events(
     rows: np.ndarray, idents: np.ndarray, words: np.ndarray, built: dict[int, Event]
-) -> list[Event]:
-    """The events of ``rows`` (those the row loop built taken from ``built``)."""
+) -> Iterator[Event]:
+    """The events of ``rows``, each built when it is asked for (those the row loop built taken
+    from ``built``).
+
+    Built by ``map`` and ``zip`` over lists of plain values: no Python code runs per event, and
+    no event exists before it is wanted (an event waiting in a list would outlive collections
+    and be promoted to the oldest generation, whose collections then grow frequent).
+    """
     ids = idents[rows["file"]].tolist()
     times = rows["time"].tolist()
     numbers = rows["numbers"]
     a, b, c, d, e, g = (_values(numbers[:, k]) for k in range(len(NUMBERS)))
     f = words[rows["condition"]].tolist()
-    # (built by map and zip: no Python code runs per event)
     args = zip(ids, times, a, b, c, d, e, f, g, strict=True)
-    events: list[Event] = list(
-        map(_MAKE, repeat(Event), zip(repeat(SENSOR_READING), args, times, times, strict=False))
+    events = map(
+        _MAKE, repeat(Event), zip(repeat(SENSOR_READING), args, times, times, strict=False)
     )
-    for at in np.flatnonzero(rows["built"] >= 0).tolist():
-        events[at] = built.pop(int(rows["built"][at]))
-    return events
+    made = np.flatnonzero(rows["built"] >= 0).tolist()
+    if not made:
+        return events
+    listed: list[Event] = list(events)
+    for at in made:
+        listed[at] = built.pop(int(rows["built"][at]))
+    return iter(listed)
 
 
 def _values(numbers: np.ndarray) -> list[Any]:
