@@ -92,11 +92,16 @@ class FileBlocks:
             return self._looped()
         self._offset += len(raw)
         data = self._carry + raw
-        if not self._line:
-            past = self._past_header(data)
-            if past is None:
-                return self._looped()
-            data = past
+        if not self._line:  # (the file from its start: the header's lines first)
+            start = self._data_start(data)
+            if start is None:
+                if end:
+                    return self._looped()
+                self._carry = data
+                return None
+            if data.count(b"\r", 0, start) != data.count(b"\r\n", 0, start):
+                return self._looped()  # (a lone carriage return: the row loop numbers lines)
+            self._line, data = self.file.data_from, data[start:]
         cut = len(data) if end else data.rfind(b"\n") + 1
         data, self._carry = data[:cut], data[cut:]
         self.done = end
@@ -149,19 +154,15 @@ class FileBlocks:
             return False
         return True
 
-    def _past_header(self, data: bytes) -> bytes | None:
-        """The data after the header's lines, or None when they are not all in ``data`` or
-        not all ended by ``\\n`` (the row loop would number the lines otherwise)."""
+    def _data_start(self, data: bytes) -> int | None:
+        """Where the data rows start in ``data`` (the file from its start); None while the
+        header's lines are not all in it."""
         start = 0
         for _ in range(self.file.data_from - 1):
             start = data.find(b"\n", start) + 1
             if not start:
                 return None
-        header = data[:start]
-        if header.count(b"\r") != header.count(b"\r\n"):
-            return None
-        self._line = self.file.data_from
-        return data[start:]
+        return start
 
     def _looped(self) -> Rows:
         """Hand the file to its row loop, from its start (the readings handed out skipped)."""
