@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from connectors.events.rejects import InputFormatError, Rejected
+from connectors.events.rejects import InputFormatError, Position, Rejected
 from connectors.mesowest.blocks import CHUNK, FileBlocks, Rows
 from connectors.mesowest.columns import NUMBERS, Body, Converted, Words, convert, layout
 from connectors.mesowest.reader import NONE, SENSOR_READING
@@ -290,11 +290,17 @@ class _Archive:
 
 
 def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
-    """The events of ``rounds``, each file's rejections handed over when the heap merge would."""
+    """The events of ``rounds``, each file's rejections handed over when the heap merge would.
+
+    The file of the event yielded last names it and its line (``where``); the file before it
+    lets its event go (its ``event`` None, its ``line`` kept): an event held until its file's
+    next one would outlive hundreds of others and be freed cold.
+    """
     files = archive.files
-    wheres = [file.where for file in files]
+    wheres = _objects([file.where for file in files])
     idents = _objects([file.station.id for file in files])
     words = _objects(archive.words.values)
+    last = Position("")
     for found in rounds:
         for index, item in found.before:
             _hand_over(files[index], item)
@@ -305,18 +311,20 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
         for start in range(0, len(order), _BLOCK):
             part = rows[order[start : start + _BLOCK]]
             events = _built_events(part, idents, words, archive.built)
-            owners, lines = part["file"].tolist(), part["line"].tolist()
+            owners, lines = wheres[part["file"]].tolist(), part["line"].tolist()
             stop = start + len(owners)
             if not marks or marks[0] >= stop:  # (no rejection to hand over)
-                for owner, line, event in zip(owners, lines, events, strict=True):
-                    where = wheres[owner]
+                for where, line, event in zip(owners, lines, events, strict=True):
+                    last.event = None
                     where.line, where.event = line, event
+                    last = where
                     yield event
                 continue
             taken = zip(owners, lines, events, strict=True)
-            for at, (owner, line, event) in enumerate(taken, start):
-                where = wheres[owner]
+            for at, (where, line, event) in enumerate(taken, start):
+                last.event = None
                 where.line, where.event = line, event
+                last = where
                 yield event
                 for index, item in after.get(at, ()):
                     _hand_over(files[index], item)
@@ -364,12 +372,15 @@ def _built_events(
 
 def _values(numbers: np.ndarray) -> list[Any]:
     """Numbers as Python floats, NaN as ``none``."""
-    missing = np.isnan(numbers)
-    if not missing.any():
-        return numbers.tolist()
-    values = numbers.astype(object)
-    values[missing] = NONE
-    return values.tolist()
+    missing = np.flatnonzero(np.isnan(numbers))
+    if len(missing) * 8 < len(numbers):  # (a few: put in place one by one)
+        values: list[Any] = numbers.tolist()
+        for at in missing.tolist():
+            values[at] = NONE
+        return values
+    objects = numbers.astype(object)
+    objects[missing] = NONE
+    return objects.tolist()
 
 
 def _objects(values: list[Any]) -> np.ndarray:
