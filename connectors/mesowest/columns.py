@@ -121,9 +121,10 @@ def convert(file: MesoWestFile, bodies: Sequence[Body], words: Words) -> Convert
     parts: list[tuple[np.ndarray, ...]] = []
     members = list(range(len(bodies)))
     data = _joined(bodies, members)
-    if not _plain(data):  # (as exports are: every block at once)
-        members, data = [i for i in members if _plain(bodies[i].data)], None
-    for group, table in _parsed(file, bodies, members, data):
+    joined: bytes | None = data
+    if not _plain(data):  # (exports are: all blocks checked at once; else one at a time)
+        members, joined = [i for i in members if _plain(bodies[i].data)], None
+    for group, table in _parsed(file, bodies, members, joined):
         ok, *columns = _columns(file, [bodies[i] for i in group], table, words)
         taken[group] = ok
         parts.append(tuple(columns))
