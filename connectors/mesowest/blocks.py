@@ -187,7 +187,8 @@ class FileBlocks:
                     events.append(event)
                     numbers.append(where.line)
         except InputFormatError as error:  # unreadable from some row on: raised when reached
-            self.notes.append((self._seen - 1, error))
+            # (not before the readings handed out: a file unreadable since, deleted say)
+            self.notes.append((max(self._seen, self.count) - 1, error))
             self.done = True
         return Rows(events, numbers)
 

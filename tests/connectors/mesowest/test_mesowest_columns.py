@@ -346,3 +346,15 @@ def test_random_archives_in_small_blocks_give_what_the_heap_merge_gives(
     with tempfile.TemporaryDirectory() as folder, _small_blocks(size):
         paths = [_write(Path(folder), f"K{n}", rows) for n, rows in enumerate(files)]
         _same(paths, stop_at=stop_at)
+
+
+def test_a_file_deleted_while_read_fails_after_the_readings_handed_out(tmp_path: Path) -> None:
+    """(The heap merge holds its files open; the archive merge opens a file for each block.)"""
+    paths = [_write(tmp_path, f"K{n}", _rows(f"K{n}", 300, step=5)) for n in range(2)]
+    with _small_blocks(blocks.CHUNK):
+        merged = merge_files([MesoWestFile(path) for path in paths])
+        taken = [next(merged)]
+        paths[1].unlink()
+        with pytest.raises(InputFormatError, match="cannot read MesoWest file"):
+            taken += list(merged)
+    assert len(taken) < 600
