@@ -141,7 +141,7 @@ def _read_mesowest(share: Share, context: ReadContext) -> Reading:
 
 
 def _mesowest_in_order(files: Sequence[Any]) -> Iterator[Event] | None:
-    from connectors.mesowest.columns import merge_in_order
+    from connectors.mesowest.archive import merge_in_order
 
     return merge_in_order(files)
 

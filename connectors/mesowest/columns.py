@@ -1,279 +1,229 @@
-"""Reading an archive of MesoWest exports column by column, and merging it by time in one sort.
+"""Converting blocks of MesoWest rows a column at a time, exactly as the row loop converts a row.
 
-:func:`merge_files` gives exactly what the heap merge of the files' row loops gives
-(:func:`connectors.events.merge.merge_streams` over :class:`MesoWestFile` iterators): the same
-events in the same order, each file's ``where`` naming the line of the event yielded last, and
-every rejection handed to the file's ``on_reject`` at the same moment. It is faster because the
-work per row is done a column at a time:
+Blocks of data rows of files of one column layout (:func:`layout`) are parsed together by
+pyarrow's CSV reader, every cell as text (:func:`convert`); times, numbers, conditions and
+station ids are then checked and converted a column at a time. A block is taken only when
+pyarrow cuts it into the row loop's lines and cells (no quotes, comment or blank lines, lone
+carriage returns) and every row of it converts as the row loop converts it; any other block (a
+row with another cell count, an ISO time in another spelling, ``M`` or ``NaN`` for a missing
+value, a number ``float()`` reads otherwise, a station id other than the header's) is left to
+the row loop.
 
-* Files whose data rows are plain (no quotes, comment or blank lines, lone carriage returns)
-  and share a column layout are parsed by pyarrow's CSV reader in one call, every cell as
-  text; times, numbers, conditions and station ids are then checked and converted a column at
-  a time. A file with any row this cannot take exactly as the row loop would (a malformed row,
-  an ISO time in another spelling, ``M`` or ``NaN`` for a missing value) is read by the row
-  loop instead, eagerly, each of its rejections noted with the event it follows.
-* Each file is ordered by time (as exports are), so the heap merge's order is a stable sort of
-  all rows, taken in file order, by time: one numpy sort instead of a heap operation per row.
-  Should a file be out of time order, the archive goes through the heap merge, as before.
-* The heap merge reads a file's rows up to its next event when the event before it is taken,
-  and every file up to its first event when the first event is asked for: so a rejection noted
-  after a file's k-th event is handed over when the event after that one is asked for, and one
-  noted before a file's first event when the first event of all is asked for (files in order).
-
-Reading is eager (the archive's columns are held, about 80 bytes a row); events are built a
-block at a time as they are taken.
+pyarrow is asked only for what runs in its C++ (parsing, casts, dictionary encoding): building
+its scalars or arrays from Python objects would import pandas, a second of start-up.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from operator import attrgetter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from connectors.events.rejects import InputFormatError, Rejected
-from connectors.mesowest.reader import NONE, SENSOR_READING, Cell, condition_value
-from reasoner.runtime.events import Event
+from connectors.mesowest.reader import NONE, Cell, condition_value
+from reasoner.values import Value
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from connectors.mesowest.reader import MesoWestFile
 
-_END = attrgetter("end")
 _SPELLING = "2021-01-10T06:20:00Z"  # the one time spelling taken a column at a time
 _FIXED = [4, 7, 10, 13, 16, 19]
 _FIXED_BYTES = np.frombuffer(b"--T::Z", np.uint8)
 _DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
 _MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 _CONDITION = 5  # the condition's argument position (after Station and Time); text, not a number
-_NUMBERS = (0, 1, 2, 3, 4, 6)  # the other positions
-_BLOCK = 4096  # events built per step
-_BATCH_BYTES = 16 << 20  # rows parsed per pyarrow call (its tables take a few times that)
 
-#: A row-loop file's note: the index of the event it follows (-1: before the first), and the
-#: rejection, or the error that ended the file.
-Noted = tuple[int, Rejected | InputFormatError]
+#: The argument positions (after Station and Time) of the numbers, in :attr:`Converted.numbers`.
+NUMBERS = (0, 1, 2, 3, 4, 6)
 
 
-@dataclass
-class _Rows:
-    """The archive's rows, column by column, in pieces (a group of files or one file each)."""
+@dataclass(frozen=True, slots=True)
+class Body:
+    """Whole lines of one file's data rows: ``lines`` of them, the first one line ``line`` of
+    the file (each ends in a line end but perhaps a file's last)."""
 
-    file: list[np.ndarray] = field(default_factory=list)  # the file's index in the archive
-    line: list[np.ndarray] = field(default_factory=list)
-    time: list[np.ndarray] = field(default_factory=list)  # epoch seconds (float64: the key)
-    numbers: list[list[np.ndarray]] = field(default_factory=list)  # at _NUMBERS; NaN: none
-    condition: list[np.ndarray] = field(default_factory=list)  # an index into ``words``
-    words: list[Any] = field(default_factory=lambda: [NONE])
-    built: dict[int, Event] = field(default_factory=dict)  # row: the row loop's event
-    count: int = 0
-
-    def add(
-        self,
-        file: np.ndarray,
-        line: np.ndarray,
-        time: np.ndarray,
-        numbers: list[np.ndarray],
-        condition: np.ndarray,
-    ) -> None:
-        self.file.append(file)
-        self.line.append(line)
-        self.time.append(time)
-        self.numbers.append(numbers)
-        self.condition.append(condition)
-        self.count += len(file)
-
-    def join(self) -> None:
-        """Make each column one array (the pieces let go)."""
-
-        def whole(pieces: list[np.ndarray], kind: Any) -> list[np.ndarray]:
-            return [np.concatenate(pieces) if pieces else np.zeros(0, kind)]
-
-        # a column at a time, each column's pieces let go before the next is joined
-        self.file = whole(self.file, np.int32)
-        self.line = whole(self.line, np.int64)
-        self.time = whole(self.time, np.float64)
-        self.condition = whole(self.condition, np.int32)
-        numbers = []
-        for k in range(len(_NUMBERS)):
-            numbers += whole([piece[k] for piece in self.numbers], np.float64)
-            for piece in self.numbers:
-                piece[k] = numbers[-1][:0]
-        self.numbers = [numbers]
+    ident: str  # the file's station (each row must name it)
+    data: bytes
+    lines: int
+    line: int
 
 
-def merge_files(files: Sequence[MesoWestFile]) -> Iterator[Event]:
-    """The readings of ``files`` merged by time, exactly as the heap merge of their row loops.
-
-    Nothing is read before the first event is asked for (as with the heap merge).
-
-    Args:
-        files: opened exports (headers read); each hands its rejections to its ``on_reject``.
-
-    Returns:
-        A lazy iterator of ``sensor_reading`` events; equal times keep the order of ``files``.
+class Words:
+    """Condition texts as indices into :attr:`values` (index 0 is ``none``), each distinct text
+    converted once (:func:`~connectors.mesowest.reader.condition_value`).
 
     Example:
-        >>> from pathlib import Path
-        >>> from connectors.mesowest.reader import MesoWestFile
-        >>> paths = sorted(Path("data/mesowest/sample").glob("*.csv"))
-        >>> next(merge_files([MesoWestFile(p) for p in paths])).args[0]
-        'KEVW'
+        >>> words = Words()
+        >>> words.add(["snow", "71", "snow"]).tolist(), words.values
+        ([1, 2, 1], ['none', 'snow', 71])
     """
-    rows, order, noted = _sorted(files)
-    if order is None:
-        yield from heapq.merge(*files, key=_END)  # a file out of time order: no sort gives it
-        return
-    yield from _events(files, rows, order, noted)
+
+    def __init__(self) -> None:
+        self.values: list[Value] = [NONE]
+        self.index: dict[str, int] = {}
+
+    def add(self, texts: list[str]) -> np.ndarray:
+        """The indices of ``texts`` (new ones converted and added)."""
+        index, values = self.index, self.values
+        for text in texts:
+            if text not in index:
+                index[text] = len(values)
+                values.append(condition_value(text))
+        return np.array([index[text] for text in texts], np.int32)
 
 
-def merge_in_order(files: Sequence[MesoWestFile]) -> Iterator[Event] | None:
-    """:func:`merge_files`, read at once, when every file is in time order and readable to its
-    end; else None. Then no event of the merged stream is late, and the events of any subset
-    of an archive's files come in the order they come in the whole archive's merge (a worker
-    reading its share of the files sees its events as the router would send them).
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """The rows of the blocks taken, a column at a time, in block order.
 
-    Args:
-        files: opened exports (headers read), as for :func:`merge_files`.
-
-    Returns:
-        The lazy iterator of :func:`merge_files` (the files already read), or None.
+    ``taken``: per block, whether its rows are here (all of them); ``time``: epoch seconds;
+    ``numbers``: at :data:`NUMBERS` (NaN: none); ``condition``: indices into the
+    :class:`Words`.
     """
-    rows, order, noted = _sorted(files)
-    failed = any(
-        isinstance(item, InputFormatError) for _, items in noted.values() for _, item in items
-    )
-    return None if order is None or failed else _events(files, rows, order, noted)
+
+    taken: np.ndarray
+    line: np.ndarray
+    time: np.ndarray
+    numbers: list[np.ndarray]
+    condition: np.ndarray
 
 
-def _sorted(
-    files: Sequence[MesoWestFile],
-) -> tuple[_Rows, np.ndarray | None, dict[int, tuple[int, list[Noted]]]]:
-    """Read every file: its rows, their merged order (None: a file is out of time order) and
-    what the row-loop files noted."""
-    rows = _Rows()
-    taken = _read_columns(files, rows)
-    noted = {i: _read_rows(file, i, rows) for i, file in enumerate(files) if not taken[i]}
-    rows.join()
-    [time], [source] = rows.time, rows.file
-    in_files = np.argsort(source, kind="stable")  # rows in file order, each file's in its order
-    key, owner = time[in_files], source[in_files]
-    if np.any((key[1:] < key[:-1]) & (owner[1:] == owner[:-1])):
-        return rows, None, noted
-    return rows, in_files[np.argsort(key, kind="stable")], noted
-
-
-def _read_columns(files: Sequence[MesoWestFile], rows: _Rows) -> list[bool]:
-    """Add to ``rows`` the files that are read a column at a time; whether each file was.
-
-    Files of one layout are parsed together, about ``_BATCH_BYTES`` of rows at a time (the
-    text and its tables are let go before the next batch is read).
-    """
-    taken = [False] * len(files)
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for index, file in enumerate(files):
-        groups.setdefault(_layout(file), []).append(index)
-    for members in groups.values():
-        batch: list[tuple[int, bytes]] = []
-        size = 0
-        for number, index in enumerate(members, 1):
-            body = _body(files[index])
-            if body is not None:
-                batch.append((index, body))
-                size += len(body)
-            if batch and (size >= _BATCH_BYTES or number == len(members)):
-                for added in _read_group(files, batch, rows):
-                    taken[added] = True
-                batch, size = [], 0
-    return taken
-
-
-def _body(file: MesoWestFile) -> bytes | None:
-    """A file's data rows when pyarrow cuts them into the row loop's cells and lines; else None."""
-    try:
-        with open(file.path, "rb") as stream:
-            data = stream.read()
-    except OSError:
-        return None  # (the row loop reports it, when the heap merge would)
-    if b'"' in data or data.count(b"\r") != data.count(b"\r\n"):
-        return None
-    start = 0
-    for _ in range(file.data_from - 1):
-        start = data.find(b"\n", start) + 1
-        if start == 0:
-            return None
-    body = data[start:]
-    if body and not body.endswith(b"\n"):
-        body += b"\n"
-    # Comment and blank lines are skipped by the row loop but counted as lines.
-    if body.startswith((b"#", b"\n", b"\r\n")) or b"\n#" in body or b"\n\n" in body:
-        return None
-    return None if b"\n\r\n" in body else body
-
-
-def _layout(file: MesoWestFile) -> tuple[Any, ...]:
-    """What files must share to be parsed as one table."""
+def layout(file: MesoWestFile) -> tuple[Any, ...]:
+    """What files must share for their rows to be parsed as one table."""
     cells = tuple((c.at, c.position, c.name, file.units[c.name]) for c in file.cells)
     return file.width, file.id_at, file.time_at, cells
 
 
-def _read_group(
-    files: Sequence[MesoWestFile], members: list[tuple[int, bytes]], rows: _Rows
-) -> list[int]:
-    """Parse files of one layout as one table; add the rows of each file whose rows all convert
-    as the row loop converts them. Returns the files added (a table pyarrow cannot parse, for a
-    row with a wrong cell count: each file alone)."""
-    counts = np.array([body.count(b"\n") for _, body in members])
-    first = files[members[0][0]]
-    table = _parse(first, b"".join(body for _, body in members)) if counts.sum() else None
-    if table is None or table.num_rows != counts.sum():
-        if len(members) == 1:
-            return []
-        return [i for member in members for i in _read_group(files, [member], rows)]
-    indices = np.array([index for index, _ in members], np.int32)
-    source = np.repeat(indices, counts)
+def convert(file: MesoWestFile, bodies: Sequence[Body], words: Words) -> Converted:
+    """Parse ``bodies`` (of files laid out as ``file``) and convert their rows.
+
+    Args:
+        file: a file of the layout (its columns and units).
+        bodies: blocks of rows, of one or several files, each of one file.
+        words: where condition texts are numbered.
+
+    Returns:
+        The rows of each block whose rows all convert as the row loop converts them.
+
+    Example:
+        >>> from connectors.mesowest.reader import MesoWestFile
+        >>> f = MesoWestFile("data/mesowest/sample/KSLC.csv")
+        >>> row, odd = b"KSLC,2021-01-10T00:00:00Z,34.8,56,10.3,,10,clear,0\\n", b"KSLC,x\\n"
+        >>> found = convert(f, [Body("KSLC", row, 1, 9), Body("KSLC", odd, 1, 10)], Words())
+        >>> found.taken.tolist(), found.time.tolist(), found.numbers[0].tolist()
+        ([True, False], [1610236800], [34.8])
+    """
+    taken = np.zeros(len(bodies), bool)
+    parts: list[tuple[np.ndarray, ...]] = []
+    members = list(range(len(bodies)))
+    data = _joined(bodies, members)
+    joined: bytes | None = data
+    if not _plain(data):  # (exports are: all blocks checked at once; else one at a time)
+        members, joined = [i for i in members if _plain(bodies[i].data)], None
+    for group, table in _parsed(file, bodies, members, joined):
+        ok, *columns = _columns(file, [bodies[i] for i in group], table, words)
+        taken[group] = ok
+        parts.append(tuple(columns))
+    if len(parts) == 1:
+        [(line, time, condition, *values)] = parts
+    else:
+        empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.int32),) + (np.zeros(0),) * 6
+        line, time, condition, *values = (
+            np.concatenate(column) for column in zip(*(parts or [empty]), strict=True)
+        )
+    return Converted(taken, line, time, values, condition)
+
+
+def _joined(bodies: Sequence[Body], members: list[int]) -> bytes:
+    """The data of ``members``, one after the other, each ending in ``\\n``."""
+    return b"".join(
+        bodies[i].data if bodies[i].data.endswith(b"\n") else bodies[i].data + b"\n"
+        for i in members  # (only a file's last line may lack it)
+    )
+
+
+def _plain(data: bytes) -> bool:
+    """Whether pyarrow cuts ``data`` into the row loop's cells, and its lines too but blank
+    ones (pyarrow skips them: the rows then are too few)."""
+    if b'"' in data:  # (one byte sought: a fast scan)
+        return False
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
+        return False
+    # (a lone carriage return ends a line for the row loop, not for pyarrow)
+    return b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")
+
+
+def _parsed(
+    file: MesoWestFile, bodies: Sequence[Body], members: list[int], data: bytes | None
+) -> Iterator[tuple[list[int], pa.Table]]:
+    """The tables of ``members`` (their ``data``, if joined already) parsed together: all in
+    one, or when pyarrow refuses (a row with another cell count) or cuts them otherwise, each
+    half apart, down to single blocks (those refused alone are left out)."""
+    if not members:
+        return
+    table = _parse(file, _joined(bodies, members) if data is None else data)
+    if table is not None and table.num_rows == sum(bodies[i].lines for i in members):
+        yield members, table
+    elif len(members) > 1:
+        half = len(members) // 2
+        yield from _parsed(file, bodies, members[:half], None)
+        yield from _parsed(file, bodies, members[half:], None)
+
+
+def _columns(
+    file: MesoWestFile, bodies: list[Body], table: pa.Table, words: Words
+) -> tuple[np.ndarray, ...]:
+    """Whether each body's rows all convert, and the rows of those that do: line, time,
+    condition and the numbers."""
+    counts = np.array([body.lines for body in bodies])
     ok, time = _times(table.column("time"))
-    ok &= _ids(table.column("id"), [files[i].station.id for i, _ in members], counts)
-    none = np.full(len(source), np.nan)  # (a column the files lack)
-    numbers = dict.fromkeys(_NUMBERS, none)
-    condition = np.zeros(len(source), np.int32)
-    for cell in first.cells:
+    ok &= _ids(table.column("id"), [body.ident for body in bodies], counts)
+    none = np.full(len(ok), np.nan)  # (a column the files lack)
+    numbers = dict.fromkeys(NUMBERS, none)
+    condition = np.zeros(len(ok), np.int32)
+    for cell in file.cells:
         column = table.column(f"c{cell.at}")
         if cell.position == _CONDITION:
-            condition = _conditions(column, rows.words)
+            condition = _conditions(column, words)
         else:
             good, numbers[cell.position] = _numbers(column, cell)
             ok &= good
-    line = np.concatenate(
-        [np.arange(n) + files[i].data_from for i, n in zip(indices, counts, strict=True)]
-    )
-    keep = ~np.isin(source, source[~ok])
-    rows.add(
-        source[keep], line[keep], time[keep], [numbers[p][keep] for p in _NUMBERS], condition[keep]
-    )
-    return np.unique(source[keep]).tolist()
+    starts = np.cumsum(counts) - counts
+    line = np.arange(len(ok)) + np.repeat([b.line for b in bodies] - starts, counts)
+    block_ok = np.logical_and.reduceat(ok, starts) if len(ok) else np.ones(0, bool)
+    columns = [line, time, condition, *(numbers[p] for p in NUMBERS)]
+    if not block_ok.all():
+        keep = np.repeat(block_ok, counts)
+        columns = [column[keep] for column in columns]
+    return (block_ok, *columns)
 
 
 def _parse(file: MesoWestFile, body: bytes) -> pa.Table | None:
-    """The columns the reader takes, as text (an empty cell null); None if pyarrow refuses."""
+    """The columns the reader takes, as text (an empty cell null), those with few distinct
+    values (station, time, condition) dictionary-encoded; None if pyarrow refuses."""
     import pyarrow as pa
     from pyarrow import csv
 
     names = [f"c{i}" for i in range(file.width)]
     names[file.id_at], names[file.time_at] = "id", "time"
     wanted = ["id", "time", *(f"c{cell.at}" for cell in file.cells)]
+    types = dict.fromkeys(wanted, pa.string())
+    few = ["id", "time", *(f"c{c.at}" for c in file.cells if c.position == _CONDITION)]
+    types.update(dict.fromkeys(few, pa.dictionary(pa.int32(), pa.string())))
     try:
         return csv.read_csv(
             pa.py_buffer(body),
-            # one thread: the batches are small, and the other core is the engine's
-            read_options=csv.ReadOptions(column_names=names, use_threads=False),
+            # one thread: the blocks are small, and the other core is the engine's; one
+            # chunk: the columns need no joining
+            read_options=csv.ReadOptions(
+                column_names=names, use_threads=False, block_size=len(body) + 1
+            ),
             convert_options=csv.ConvertOptions(
-                column_types=dict.fromkeys(wanted, pa.string()),
+                column_types=types,
                 include_columns=wanted,
                 null_values=[""],
                 strings_can_be_null=True,
@@ -286,11 +236,15 @@ def _parse(file: MesoWestFile, body: bytes) -> pa.Table | None:
 def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """Which cells are times spelt ``YYYY-MM-DDTHH:MM:SSZ`` (a real date and time, from 1970
     on), and their epoch seconds; the row loop takes the others (other spellings, rejections).
+    Each distinct text is read once."""
+    texts, indices = _encoded(column)
+    ok, seconds = _epoch(texts)
+    return np.append(ok, False)[indices], np.append(seconds, 0)[indices]
 
-    The cells are read as a matrix of bytes: no parsing per cell, and nothing accepted that
-    ``datetime.fromisoformat`` would read otherwise.
-    """
-    array = column.combine_chunks()
+
+def _epoch(array: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_times` of distinct texts. The cells are read as a matrix of bytes: no parsing
+    per cell, and nothing accepted that ``datetime.fromisoformat`` would read otherwise."""
     at = array.offset
     offsets = np.frombuffer(array.buffers()[1], np.int32)[at : at + len(array) + 1]
     data = np.frombuffer(array.buffers()[2] or b"", np.uint8)
@@ -303,7 +257,7 @@ def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
         cells = data[offsets[:-1][ok, None] + np.arange(width)] if ok.any() else None
     seconds = np.zeros(len(array), np.int64)
     if cells is None:
-        return ok, seconds.astype(np.float64)
+        return ok, seconds
     digits = cells.astype(np.int16) - ord("0")
     fits = np.all(cells[:, _FIXED] == _FIXED_BYTES, axis=1)
     fits &= np.all((digits[:, _DIGITS] >= 0) & (digits[:, _DIGITS] <= 9), axis=1)
@@ -328,17 +282,45 @@ def _times(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     days = era * 146097 + within * 365 + within // 4 - within // 100 + of_year - 719468
     seconds[ok] = days * 86400 + hour * 3600 + minute * 60 + second
     ok[ok] = fits
-    return ok, seconds.astype(np.float64)
+    return ok, seconds
 
 
 def _ids(column: pa.ChunkedArray, idents: list[str], counts: np.ndarray) -> np.ndarray:
     """Which cells name the station of their file's header (as the row loop compares them)."""
-    encoded = column.combine_chunks().dictionary_encode()
+    texts, indices = _encoded(column)
     number = {ident: n for n, ident in enumerate(dict.fromkeys(idents))}
-    words = encoded.dictionary.to_pylist()
-    named = np.array([number.get(word.strip(), -1) for word in words] + [-2])
-    found = named[encoded.indices.fill_null(len(words)).to_numpy()]
-    return found == np.repeat([number[ident] for ident in idents], counts)
+    named = np.array([number.get(text.strip(), -1) for text in texts.to_pylist()] + [-2])
+    return named[indices] == np.repeat([number[ident] for ident in idents], counts)
+
+
+def _encoded(column: pa.ChunkedArray) -> tuple[pa.StringArray, np.ndarray]:
+    """A dictionary-encoded column's distinct texts and each cell's index among them (a
+    null's: their number)."""
+    encoded = (
+        column.chunk(0) if column.num_chunks == 1 else column.unify_dictionaries().combine_chunks()
+    )
+    texts = encoded.dictionary
+    indices = _values(encoded.indices, np.int32).astype(np.int64)
+    nulls = _nulls(encoded.indices)
+    if nulls is not None:
+        indices[nulls] = len(texts)
+    return texts, indices
+
+
+def _values(array: pa.Array, kind: type) -> np.ndarray:
+    """The values of an array of fixed-width numbers, as a view (a null's is any number)."""
+    start = array.offset
+    return np.frombuffer(array.buffers()[1], kind)[start : start + len(array)]
+
+
+def _nulls(array: pa.Array) -> np.ndarray | None:
+    """Where an array's nulls are (None: it has none), read from its validity bits (pyarrow's
+    own conversions to numpy import pandas)."""
+    if not array.null_count:
+        return None
+    bits = np.frombuffer(array.buffers()[0], np.uint8)
+    start = array.offset
+    return np.unpackbits(bits, bitorder="little")[start : start + len(array)] == 0
 
 
 def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarray]:
@@ -349,13 +331,15 @@ def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarra
     """
     import pyarrow as pa
 
-    empty = column.is_null().to_numpy()
+    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    nulls = _nulls(array)
+    empty = np.zeros(len(array), bool) if nulls is None else nulls
     try:
-        values = np.array(column.cast(pa.float64()).to_numpy())  # (a copy: written below)
+        values = _values(array.cast(pa.float64()), np.float64).copy()  # (written below)
         ok = np.isfinite(values) | empty
     except pa.ArrowInvalid:  # some cell is no number as pyarrow reads them: ask float()
         values, ok = np.full(len(empty), np.nan), empty.copy()
-        for at, text in enumerate(column.to_pylist()):
+        for at, text in enumerate(array.to_pylist()):
             if text is not None:
                 try:
                     values[at] = float(text)
@@ -369,123 +353,7 @@ def _numbers(column: pa.ChunkedArray, cell: Cell) -> tuple[np.ndarray, np.ndarra
     return ok, values
 
 
-def _conditions(column: pa.ChunkedArray, words: list[Any]) -> np.ndarray:
-    """The condition cells as indices into ``words`` (extended; index 0 is ``none``)."""
-    encoded = column.combine_chunks().dictionary_encode()
-    base = len(words)
-    words.extend(condition_value(word) for word in encoded.dictionary.to_pylist())
-    indices = encoded.indices.fill_null(-1).to_numpy().astype(np.int32)
-    return np.where(indices < 0, 0, indices + base).astype(np.int32)
-
-
-def _read_rows(file: MesoWestFile, index: int, rows: _Rows) -> tuple[int, list[Noted]]:
-    """Read a file with the row loop now; add its events to ``rows``. Returns its first row's
-    number in ``rows`` and what it noted."""
-    noted: list[Noted] = []
-    events: list[Event] = []
-    lines: list[int] = []
-
-    def note(rejected: Rejected) -> None:
-        noted.append((len(events) - 1, rejected))
-
-    try:
-        for event in file.rows(note):
-            events.append(event)
-            lines.append(file.where.line)
-    except InputFormatError as error:  # unreadable from some row on: raised when reached
-        noted.append((len(events) - 1, error))
-    start = rows.count
-    rows.built.update(zip(range(start, start + len(events)), events, strict=True))
-    count = len(events)
-    rows.add(
-        np.full(count, index, np.int32),
-        np.array(lines, np.int64),
-        np.array([float(event[3]) for event in events], np.float64),
-        [np.full(count, np.nan) for _ in _NUMBERS],
-        np.zeros(count, np.int32),
-    )
-    return start, noted
-
-
-def _events(
-    files: Sequence[MesoWestFile],
-    rows: _Rows,
-    order: np.ndarray,
-    noted: dict[int, tuple[int, list[Noted]]],
-) -> Iterator[Event]:
-    """The events in ``order``, each file's rejections handed over when the heap merge would."""
-    first, after = _slots(noted, order)
-    for index, item in first:
-        _hand_over(files[index], item)
-    wheres = [file.where for file in files]
-    idents = [file.station.id for file in files]
-    [source], [line], [seconds], [numbers], [condition] = (
-        rows.file,
-        rows.line,
-        rows.time,
-        rows.numbers,
-        rows.condition,
-    )
-    words = np.array(rows.words + [None], dtype=object)[:-1]  # (a list or tuple stays whole)
-    built = np.zeros(len(source), bool)
-    built[list(rows.built)] = True
-    marks = iter(sorted(after))
-    mark = next(marks, -1)
-    make = tuple.__new__
-    for start in range(0, len(order), _BLOCK):
-        block = order[start : start + _BLOCK]
-        owners = source[block].tolist()
-        times = seconds[block].astype(np.int64).tolist()
-        a, b, c, d, e, g = (_values(column[block]) for column in numbers)
-        f = words[condition[block]].tolist()
-        events = [
-            make(Event, (SENSOR_READING, (idents[o], t, a1, b1, c1, d1, e1, f1, g1), t, t))
-            for o, t, a1, b1, c1, d1, e1, f1, g1 in zip(
-                owners, times, a, b, c, d, e, f, g, strict=True
-            )
-        ]
-        for at in np.flatnonzero(built[block]).tolist():
-            events[at] = rows.built[int(block[at])]
-        for at, (owner, number, event) in enumerate(
-            zip(owners, line[block].tolist(), events, strict=True), start
-        ):
-            where = wheres[owner]
-            where.line, where.event = number, event
-            yield event
-            if at == mark:
-                for index, item in after[at]:
-                    _hand_over(files[index], item)
-                mark = next(marks, -1)
-
-
-def _values(numbers: np.ndarray) -> list[Any]:
-    """Numbers as Python floats, NaN as ``none``."""
-    values: list[Any] = numbers.tolist()
-    for at in np.flatnonzero(np.isnan(numbers)).tolist():
-        values[at] = NONE
-    return values
-
-
-def _slots(
-    noted: dict[int, tuple[int, list[Noted]]], order: np.ndarray
-) -> tuple[list[tuple[int, Any]], dict[int, list[tuple[int, Any]]]]:
-    """When each noted item is handed over: before the first event (in file order), or after
-    the event at a place of ``order``."""
-    place = np.empty(len(order), np.int64)
-    place[order] = np.arange(len(order))
-    first: list[tuple[int, Any]] = []
-    after: dict[int, list[tuple[int, Any]]] = {}
-    for index in sorted(noted):
-        start, items = noted[index]
-        for follows, item in items:
-            if follows < 0:
-                first.append((index, item))
-            else:
-                after.setdefault(int(place[start + follows]), []).append((index, item))
-    return first, after
-
-
-def _hand_over(file: MesoWestFile, item: Rejected | InputFormatError) -> None:
-    if isinstance(item, InputFormatError):
-        raise item
-    file.on_reject(item)
+def _conditions(column: pa.ChunkedArray, words: Words) -> np.ndarray:
+    """The condition cells as indices into ``words`` (an empty cell's is 0: ``none``)."""
+    texts, indices = _encoded(column)
+    return np.append(words.add(texts.to_pylist()), np.int32(0))[indices]

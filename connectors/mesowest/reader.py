@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
@@ -195,9 +196,9 @@ class MesoWestFile:
     @classmethod
     def merge_all(cls, files: Sequence[MesoWestFile]) -> Iterator[Event]:
         """The readings of several exports merged by time, read column by column
-        (:func:`connectors.mesowest.columns.merge_files`): what :func:`merge_streams` gives
+        (:func:`connectors.mesowest.archive.merge_files`): what :func:`merge_streams` gives
         for them, faster."""
-        from connectors.mesowest.columns import merge_files
+        from connectors.mesowest.archive import merge_files
 
         return merge_files(files)
 
@@ -215,9 +216,25 @@ class MesoWestFile:
             raise InputFormatError(f"{self.path}: cannot read MesoWest file: {exc}") from exc
 
     def _rows(self, stream: Iterator[str], on_reject: RejectHandler) -> Iterator[Event]:
+        rows = islice(stream, self.data_from - 1, None)  # (the header's lines read, not parsed)
+        yield from self.read_lines(rows, self.data_from, on_reject)
+
+    def read_lines(
+        self, lines: Iterable[str], first: int, on_reject: RejectHandler
+    ) -> Iterator[Event]:
+        """The row loop over data lines of this file (with their line ends), the first of them
+        line ``first``: comment and blank lines skipped, each malformed row handed to
+        ``on_reject``; :attr:`where` names the line of the reading yielded last.
+
+        Example:
+            >>> f = MesoWestFile("data/mesowest/sample/KSLC.csv")
+            >>> line = "KSLC,2021-01-10T00:00:00Z,34.8,56,10.3,,10,clear,0\\n"
+            >>> next(f.read_lines([line], 9, print)).args[:3], f.where.line
+            (('KSLC', 1610236800, 34.8), 9)
+        """
         file, ident, width, where = str(self.path), self.station.id, self.width, self.where
-        for number, line in enumerate(stream, 1):
-            if number < self.data_from or line.startswith("#") or not line.strip():
+        for number, line in enumerate(lines, first):
+            if line.startswith("#") or not line.strip():
                 continue
             # Plain split is much faster than csv and exports only quote text with commas.
             cells = next(csv.reader([line])) if '"' in line else line.rstrip("\r\n").split(",")
