@@ -14,6 +14,7 @@ stopped by the caller, the summary is printed, and the status is 130 (SIGINT) or
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -152,6 +153,9 @@ class RunSession:
         """
         if self.resume is not None:
             self._resume(self.resume)
+        # The program, its facts and the engine are built and live to the end: the run's
+        # collections need not scan them again (a large fact base was most of their time).
+        gc.freeze()
         try:
             with ExitStack() as stack:
                 publish = self._open(stack)
