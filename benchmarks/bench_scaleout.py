@@ -57,7 +57,8 @@ from reasoner.language.loader import load_rules
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import ParallelEngine, event_order
+from reasoner.runtime.order import event_order
+from reasoner.runtime.parallel import ParallelEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 

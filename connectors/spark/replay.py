@@ -20,7 +20,7 @@ The job (docs/scale-out.md, "Spark"):
    broadcast; the executors get the program without its facts (:func:`executor_program`).
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
-   (:func:`reasoner.runtime.parallel.run_global`).
+   (:func:`reasoner.runtime.order.run_global`).
 5. **Write.** The driver merges the sorted runs and the global stage's detections: the output
    compares equal to ``reasoner run``'s.
 
@@ -59,7 +59,7 @@ from reasoner.runtime.batches import key_owner
 from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event, rejection
-from reasoner.runtime.parallel import run_global
+from reasoner.runtime.order import run_global
 from reasoner.runtime.stages import GlobalStage, StageEngine
 from reasoner.runtime.worker import Derived, revive
 

@@ -12,7 +12,7 @@ from typing import Any
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
 from reasoner.runtime.events import Event
-from reasoner.runtime.worker import order_key
+from reasoner.runtime.order import order_key
 
 
 def formatted_run(detections: Iterable[Event], style: TimeStyle) -> list[tuple[Any, str]]:

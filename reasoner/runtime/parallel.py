@@ -16,21 +16,14 @@ arguments' text; a detection is final once the stream has moved past its end.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import math
-import multiprocessing
-import pickle
-import queue
-import threading
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cache, cached_property, partial
 from itertools import islice
-from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,9 +40,12 @@ from reasoner.runtime.batches import OWNERS, Owners, acceptable, share
 from reasoner.runtime.engine import Engine, Stats
 from reasoner.runtime.events import Event, is_time
 from reasoner.runtime.intake import Intake
+from reasoner.runtime.options import EngineOptions
+from reasoner.runtime.order import order_key, run_global, unique
+from reasoner.runtime.pool import WorkerPool, pickled
 from reasoner.runtime.rulechanges import quoted, refuse_static_changes
-from reasoner.runtime.stages import GlobalStage, Path, StageEngine, stage_engine
-from reasoner.runtime.worker import Derived, order_key, revive, work
+from reasoner.runtime.stages import GlobalStage, StageEngine, stage_engine
+from reasoner.runtime.worker import Derived, revive
 from reasoner.values import NUMBER_TYPES
 
 if TYPE_CHECKING:
@@ -96,15 +92,11 @@ class ParallelEngine:
             raise EngineError(f"workers must be a positive integer, not {workers!r}")
         program = load_rules(rules)
         self.partitioning = analyse(program, policy)
-        options = {
-            "policy": policy,
-            "tie_break": tie_break,
-            "max_derivations": max_derivations,
-            "max_span": max_span,
-            "provenance": provenance,
-        }
-        if explain:  # (counted in snapshots only when on, as for Engine)
-            options["explain"] = True
+        #: the options as given: the router applies the lateness bound, the stages none
+        self.settings = EngineOptions(
+            policy, tie_break, max_derivations, lateness, max_span, provenance, explain
+        )
+        options = replace(self.settings, lateness=0)
         partitioning = self.partitioning
         if not partitioning.partitioned:
             workers = 0
@@ -112,9 +104,7 @@ class ParallelEngine:
         self._keys = self.partitioning.key_positions()
         self._reads = set(self.partitioning.reads) if workers else set()
         self._arities = event_arities(program)
-        self._max_span = max_span
-        self._span_limit = math.inf if max_span is None else max_span
-        self._lateness = lateness
+        self._span_limit, self._lateness = self.settings.span_limit, lateness  # (read per push)
         own = knowledge is None
         if knowledge is None:  # the program's facts and Horn rules, evaluated once
             knowledge = cache(partial(program_knowledge, program))
@@ -134,13 +124,10 @@ class ParallelEngine:
         if explain:
             self._explain(stage, options, knowledge)
         self._batch = batch
-        self._identity = (program, options, lateness, workers)  # what a snapshot must match
-        self._connections: list[Connection] = []
-        self._processes: list[Any] = []
-        self._outboxes: list[queue.SimpleQueue[bytes | None]] = []  # (see _start)
-        self._senders: list[threading.Thread] = []
+        self._program = program
+        self._pool = WorkerPool()
         if workers:
-            self._start(stage, options, knowledge, self._reads)
+            self._pool.start(workers, stage, options, knowledge, self._reads)
         self._owners = Owners(max(workers, 1))
         self._now: Any = -math.inf  # the end of the last event taken
         self._seq = 0  # the sequence number of the first event of _chunk
@@ -158,106 +145,47 @@ class ParallelEngine:
     def _global_stage(
         self,
         program: Program,
-        options: dict[str, Any],
+        options: EngineOptions,
         knowledge: Callable[[], Knowledge] | None,
         feeds: bool,
     ) -> Engine | None:
         """The engine of the global remainder (all rules without workers; None: no global
-        rule). The router applies the lateness bound; derived events may last longer than
-        max_span (which only frees memory earlier)."""
+        rule). The router applies the lateness bound."""
         partitioning = self.partitioning
         if not self.workers:  # one engine, owning the program's knowledge when none is given
             given = None if knowledge is None else knowledge()
-            return stage_engine(program, None, knowledge=given, **options)
+            return stage_engine(program, None, options, knowledge=given)
         if not partitioning.remainder:
             return None
         base = self._knowledge()
-        global_options = {**options, "max_span": None}
         return stage_engine(
-            program, partitioning.remainder, reads_keyed=feeds, knowledge=base, **global_options
+            program,
+            partitioning.remainder,
+            options,
+            knowledge=base,
+            remainder=True,
+            reads_keyed=feeds,
         )
 
     def _explain(
         self,
         stage: tuple[Program, tuple[int, ...], bool],
-        options: dict[str, Any],
+        options: EngineOptions,
         knowledge: Callable[[], Knowledge],
     ) -> None:
         """Compile the keyed rules here too, to read the workers' derivations."""
         engines = [] if self._global is None else [self._global]
         if self.workers:
             base = engines[0].knowledge if engines else knowledge()
-            engines.insert(0, StageEngine(*stage[:2], marking=False, knowledge=base, **options))
+            engines.insert(0, stage_engine(*stage[:2], options, knowledge=base))
         self._rules = checkpoint.Derivations.of(*engines)
         self._explaining = engines
 
     # ------------------------------------------------------------------ workers
 
-    def _start(
-        self,
-        stage: tuple[Program, tuple[int, ...], bool],
-        options: dict[str, Any],
-        knowledge: Callable[[], Knowledge],
-        reads: set[tuple[str, int]],
-    ) -> None:
-        context = multiprocessing.get_context("fork")
-        # What exists now (the program, the knowledge) is left out of the workers' garbage
-        # collections: a collection would write to every object a worker inherited, copying
-        # its pages and scanning them again and again (seconds on a large fact base).
-        gc.freeze()
-        for _ in range(self.workers):
-            here, there = context.Pipe()
-            # The child closes every router end it inherits (its own peer's included), so
-            # that its pipe reports end-of-file when the router dies, even by SIGKILL.
-            inherited = [here, *self._connections]
-            process = context.Process(
-                target=work,
-                args=(there, len(self._connections), inherited, stage, options, knowledge, reads),
-                daemon=True,
-            )
-            process.start()
-            there.close()
-            self._connections.append(here)
-            self._processes.append(process)
-        gc.unfreeze()  # (the router's own collections as before)
-        # One thread per worker writes its messages, in order (after the forks: a child
-        # gets no threads): the router never blocks on a full pipe, so it always reads what
-        # the workers answer (both sides writing a large message at once would wait forever).
-        for connection in self._connections:
-            outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-            sender = threading.Thread(target=_send_all, args=(connection, outbox), daemon=True)
-            sender.start()
-            self._outboxes.append(outbox)
-            self._senders.append(sender)
-
-    def _post(self, message: tuple[Any, ...], *to: int) -> None:
-        """Send ``message`` to the workers ``to`` (default: all), pickled once."""
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        for i in to or range(len(self._outboxes)):  # (none once closed)
-            self._outboxes[i].put(data)
-
     def close(self) -> None:
         """Stop the workers (what they still run is dropped)."""
-        if self._connections:
-            self._post(("stop",))
-        for outbox in self._outboxes:
-            outbox.put(None)
-        for connection in self._connections:  # read what they answer, until they close
-            with contextlib.suppress(EOFError, OSError):
-                while connection.poll(5):
-                    connection.recv_bytes()
-        for sender in self._senders:
-            sender.join(timeout=5)
-        for connection in self._connections:
-            connection.close()
-        for process in self._processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-        self._connections.clear()
-        self._processes.clear()
-        self._outboxes.clear()
-        self._senders.clear()
+        self._pool.close()
         self._flight.clear()
 
     def __enter__(self) -> ParallelEngine:
@@ -269,17 +197,8 @@ class ParallelEngine:
     def _ask(self, message: tuple[Any, ...]) -> list[Any]:
         """Every worker's answer to ``message`` (no batch in flight: answers come in order)."""
         assert not self._flight
-        self._post(message)
-        return self._answers()
-
-    def _answers(self) -> list[Any]:
-        """Every worker's next answer; the first error raised once all are read (so that
-        the answers stay in step with the messages)."""
-        answers = [connection.recv() for connection in self._connections]
-        for kind, value in answers:
-            if kind == "error":
-                raise value
-        return [value for _, value in answers]
+        self._pool.post(message)
+        return self._pool.answers()
 
     # ------------------------------------------------------------------ streaming
 
@@ -394,12 +313,17 @@ class ParallelEngine:
             raise EngineError("workers read their shares only, without a lateness bound")
         self._process_all()
         for i, source in enumerate(sources):
-            self._post(("share", source, self._batch), i)
+            self._pool.post(("share", source, self._batch), i)
         merge = ShareMerge(
-            self._connections, self._post, self._global, self._reads, self._rules, self._counts
+            self._pool.connections,
+            self._pool.post,
+            self._global,
+            self._reads,
+            self._rules,
+            self._counts,
         )
         if merge.opened():
-            self._post(("skip",))
+            self._pool.post(("skip",))
             return None
         merge.held.rows, self._pending = self._pending, []
         return self._merged(merge, on_note)
@@ -435,7 +359,7 @@ class ParallelEngine:
         the same event as in one engine. Events waiting in the lateness buffer are not taken
         yet: they use the new version, as in one engine. Raises EngineError, changing
         nothing, when a rule changes the program's static rules."""
-        refuse_static_changes(self._identity[0])
+        refuse_static_changes(self._program)
         self._process_all()
         if self.workers:
             self._ask(("knowledge", knowledge))
@@ -448,11 +372,12 @@ class ParallelEngine:
     @property
     def program(self) -> Program:
         """The rules in use, both stages'."""
-        return self._identity[0]
+        return self._program
 
     def options(self) -> dict[str, Any]:
-        """The options the engines were built with, and the lateness."""
-        return {**self._identity[1], "lateness": self._identity[2]}
+        """The options it was built with, as :meth:`Engine.options
+        <reasoner.runtime.engine.Engine.options>` gives them."""
+        return self.settings.as_dict()
 
     def change_rules(self, removed: Iterable[EventRule], added: Program) -> None:
         """Change the rules between two events as :meth:`Engine.change_rules
@@ -463,7 +388,7 @@ class ParallelEngine:
         the new program keeps every remaining rule in its stage and every event type's key;
         otherwise, or when a rule added needs a global stage this engine has not, raises
         EngineError, changing nothing."""
-        program, options, lateness, workers = self._identity
+        program, workers = self._program, self.workers
         gone = set(removed)
         for rule in gone:
             if rule not in program.event_rules:
@@ -471,7 +396,7 @@ class ParallelEngine:
         new = Program(tuple(s for s in program.statements if s not in gone)) + added
         check_program(new)
         check_conditions(self._knowledge() if self._global is None else self._global.knowledge, new)
-        part = analyse(new, options["policy"])
+        part = analyse(new, self.settings.policy)
         if workers:
             self._check_stages(program, new, part)
         self._process_all()
@@ -491,7 +416,7 @@ class ParallelEngine:
                 self._rules = checkpoint.Derivations.of(*stages)
             self.partitioning, self._keys, self._reads = part, part.key_positions(), set(part.reads)
         self._arities = self._intake.arities = event_arities(new)
-        self._identity = (new, options, lateness, workers)
+        self._program = new
         vars(self).pop("_fingerprint", None)  # (the previous program's)
 
     def _check_stages(self, program: Program, new: Program, part: Partitioning) -> None:
@@ -559,13 +484,12 @@ class ParallelEngine:
         if self.workers:
             try:
                 owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
-                data = [_pickled(("batch", first, owner, rows, until)) for rows in shares]
+                data = [pickled(("batch", first, owner, rows, until)) for rows in shares]
             except Exception:  # (pickling may raise anything)
                 chunk = [event for event in chunk if self._sendable(event)]
                 owner, shares, raw = share(chunk, self._keys, self._reads, self._owners)
-                data = [_pickled(("batch", first, owner, rows, until)) for rows in shares]
-            for outbox, message in zip(self._outboxes, data, strict=True):
-                outbox.put(message)
+                data = [pickled(("batch", first, owner, rows, until)) for rows in shares]
+            self._pool.send_each(data)
         else:  # one engine, here
             raw = list(enumerate(chunk))
         self._chunk = []
@@ -576,7 +500,7 @@ class ParallelEngine:
         """Whether ``event`` can be sent to a worker; if not, it is refused (counted, and
         its EventError added to :attr:`_errors`)."""
         try:
-            _pickled(event)
+            pickled(event)
         except Exception as error:  # (pickling may raise anything)
             reason = (
                 f"{event[0]}/{len(event[1])}: an argument is not a value that can be sent to "
@@ -616,7 +540,7 @@ class ParallelEngine:
         rows = self._pending[:]
         derived: list[Derived] = []
         failed: list[tuple[int, ReasonerError]] = []
-        for run, feed, errors in self._answers():
+        for run, feed, errors in self._pool.answers():
             rows += [(key, revive(d, self._rules)) for key, d in run]
             derived += [
                 (seq, [revive(d, self._rules) for d in plain], paths) for seq, plain, paths in feed
@@ -664,8 +588,15 @@ class ParallelEngine:
         """What a snapshot must match: the program, the options, the number of workers, and
         how keys are shared out (``OWNERS``: a snapshot whose workers hold keys another
         version would send elsewhere is refused)."""
-        program, options, lateness, workers = self._identity
-        text = dump(program) + repr(sorted(options.items())) + repr((lateness, workers, OWNERS))
+        # The text has not changed since the options were a dictionary (a checkpoint of
+        # --workers resumes across versions): the options but the lateness, sorted, then the
+        # lateness; provenance as asked for (False when only implied by explain).
+        options = self.settings.fingerprinted()
+        lateness = options.pop("lateness")
+        if self.settings.explain:
+            options["provenance"] = False
+        shared = (lateness, self.workers, OWNERS)
+        text = dump(self._program) + repr(sorted(options.items())) + repr(shared)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def snapshot(self) -> bytes:
@@ -717,8 +648,8 @@ class ParallelEngine:
         self._process_all()  # (the workers answer in order)
         # Every engine checks its part before any changes (restore is all or nothing).
         for i, part in enumerate(workers):
-            self._post(("check", part), i)
-        self._answers()
+            self._pool.post(("check", part), i)
+        self._pool.answers()
         if self._global is not None:
             # (checks before it changes anything)
             checkpoint.restore(self._global, own.encode("utf-8"), self._rules)
@@ -733,81 +664,11 @@ class ParallelEngine:
         self._keep(self._drain())
 
 
-def run_global(
-    engine: GlobalStage,
-    raw: Iterable[tuple[int, Event]],
-    derived: Iterable[Derived],
-    reads: set[tuple[str, int]],
-) -> list[Event]:
-    """Run the global stage on the input events it reads, ``(seq, event)``, and on what the
-    keyed stage derived (as :func:`~reasoner.runtime.worker.run_batch` gives it, the events
-    revived), in the single engine's order: by time, then input event, each input event's
-    derivation tree in its FIFO order (:meth:`GlobalStage.push_tree`); what timers derived
-    comes before the input events of its time, in the defined order. Returns the global
-    stage's detections."""
-    roots = {seq: event for seq, event in raw}
-    trees: dict[int, list[tuple[Path, Event]]] = {}
-    steps: list[tuple[Any, ...]] = []  # (end, seq, order key, event) of timers' events
-    for seq, detections, paths in derived:
-        if seq < 0 or paths is None:
-            steps += [(d[3], -1, order_key(d), d) for d in detections if _type(d) in reads]
-        else:
-            tree = [(p, d) for p, d in zip(paths, detections, strict=True) if _type(d) in reads]
-            if tree:
-                trees[seq] = tree
-    for seq in roots.keys() | trees.keys():
-        root = roots.get(seq)
-        steps.append(((trees[seq][0][1] if root is None else root)[3], seq, ()))
-    steps.sort(key=_step_order)
-    found: list[Event] = []
-    for step in steps:
-        if step[1] < 0:
-            found += engine.push_tree(step[3], step[0], ())
-        else:
-            found += engine.push_tree(roots.get(step[1]), step[0], trees.get(step[1], ()))
-    return found
-
-
-def _pickled(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _step_order(step: tuple[Any, ...]) -> tuple[Any, ...]:
-    return step[:3]
-
-
-def _type(event: tuple[Any, ...]) -> tuple[str, int]:
-    return event[0], len(event[1])
-
-
 _first = itemgetter(0)
 
 
 def _end(row: tuple[Any, Event]) -> Any:
     return row[0][0]
-
-
-def event_order(events: Iterable[Event]) -> list[Event]:
-    """Detections in the defined order of :class:`ParallelEngine`, repeats dropped."""
-    return list(unique(sorted(events, key=order_key)))
-
-
-def unique(ordered: Iterable[Event]) -> Iterator[Event]:
-    """Sorted detections without repeats (two rules, in two stages, may derive one event)."""
-    last: Event | None = None
-    for d in ordered:
-        if d != last:
-            yield d
-            last = d
-
-
-def _send_all(connection: Connection, outbox: queue.SimpleQueue[bytes | None]) -> None:
-    """Write the messages of ``outbox`` to a worker, in order, until None (a thread)."""
-    while (message := outbox.get()) is not None:
-        try:
-            connection.send_bytes(message)
-        except OSError:  # the worker is gone: the router reads its end of file
-            return
 
 
 def _given(knowledge: Knowledge) -> Knowledge:

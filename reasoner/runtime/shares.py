@@ -32,9 +32,9 @@ from reasoner.errors import ReasonerError
 from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import run_global, unique
+from reasoner.runtime.order import order_key, run_global, unique
 from reasoner.runtime.stages import GlobalStage
-from reasoner.runtime.worker import Derived, order_key, revive
+from reasoner.runtime.worker import Derived, revive
 
 #: Where a note falls in the merged input: ``(end, seq, 0, 0)`` for the event ``(end, seq)``
 #: refused; ``(end, seq, 1, n)`` for the n-th note handed after it; ``(-inf, ...)`` before the

@@ -22,25 +22,56 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from itertools import count
-from typing import Any
+from typing import Any, overload
 
+from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import EventRule, Program
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.options import EngineOptions
 
 #: A derived event's place in its input event's derivation tree: per generation, the key of
 #: the edge that derived it and its index among what that push derived.
 Path = tuple[tuple[Any, int], ...]
 
 
+@overload
+def stage_engine(
+    program: Program,
+    keep: None,
+    options: EngineOptions,
+    *,
+    knowledge: Knowledge | None = None,
+    marking: bool = False,
+    remainder: bool = False,
+    reads_keyed: bool = False,
+) -> Engine: ...
+
+
+@overload
+def stage_engine(
+    program: Program,
+    keep: Sequence[int],
+    options: EngineOptions,
+    *,
+    knowledge: Knowledge | None = None,
+    marking: bool = False,
+    remainder: bool = False,
+    reads_keyed: bool = False,
+) -> StageEngine: ...
+
+
 def stage_engine(
     program: Program,
     keep: Sequence[int] | None,
+    options: EngineOptions,
     *,
+    knowledge: Knowledge | None = None,
     marking: bool = False,
+    remainder: bool = False,
     reads_keyed: bool = False,
-    **options: Any,
 ) -> Engine:
     """The engine of one stage of a partitioned program (the one place that chooses it, for
     ``--workers``, Spark replay and Spark streaming alike).
@@ -49,36 +80,51 @@ def stage_engine(
         program: the whole program.
         keep: the indexes (into ``program.event_rules``) of the stage's rules; None: all of
             them (an unpartitioned program: one engine).
+        options: the engine options (a stage is given no lateness: what feeds it orders).
+        knowledge: what the conditions ask (None: the program's own facts and rules).
         marking: a keyed stage whose derivations the global stage reads: dispatches mark
             their edges (:func:`positions`).
-        reads_keyed: the global stage reading what the keyed stage derives
+        remainder: the global remainder, run after a keyed stage: it takes events of any
+            span (what the keyed stage derives may last longer than ``max_span``, which
+            checks input events and only frees memory earlier).
+        reads_keyed: the global remainder reading what the keyed stage derives
             (:class:`GlobalStage`).
-        options: ``knowledge`` and the options of :class:`~reasoner.runtime.engine.Engine`.
     Returns:
         The engine.
 
     >>> from reasoner.language.loader import load_rules
     >>> program = load_rules("c(X) <- a(X) SEQ b(X). d <- c(X).")
-    >>> type(stage_engine(program, (1,), reads_keyed=True)).__name__
-    'GlobalStage'
+    >>> options = EngineOptions(max_span=0)
+    >>> stage = stage_engine(program, (1,), options, remainder=True, reads_keyed=True)
+    >>> type(stage).__name__, stage.settings.max_span
+    ('GlobalStage', None)
     """
     if keep is None:
-        return Engine(program, **options)
-    if reads_keyed:
-        return GlobalStage(program, keep, **options)
-    return StageEngine(program, keep, marking=marking, **options)
+        return Engine(program, knowledge=knowledge, **options.as_dict())
+    if remainder:
+        options = replace(options, max_span=None)
+        if reads_keyed:
+            return GlobalStage(program, keep, options, knowledge=knowledge)
+    return StageEngine(program, keep, options, marking=marking, knowledge=knowledge)
 
 
 class StageEngine(Engine):
     """An engine running the rules ``keep`` (indexes into ``program.event_rules``) of
     ``program``: the network and delivery ranks of the whole program, the other rules
-    removed. With ``marking``, dispatches mark their edges (:func:`positions`).
-    Other arguments as for :class:`~reasoner.runtime.engine.Engine`."""
+    removed. With ``marking``, dispatches mark their edges (:func:`positions`). Built by
+    :func:`stage_engine`; ``options`` and ``knowledge`` as for
+    :class:`~reasoner.runtime.engine.Engine`."""
 
     def __init__(
-        self, program: Program, keep: Sequence[int], *, marking: bool, **options: Any
+        self,
+        program: Program,
+        keep: Sequence[int],
+        options: EngineOptions,
+        *,
+        marking: bool,
+        knowledge: Knowledge | None = None,
     ) -> None:
-        super().__init__(program, **options)
+        super().__init__(program, knowledge=knowledge, **options.as_dict())
         kept = set(keep)
         rules = self.program.event_rules
         wiring = self.wiring
@@ -125,8 +171,15 @@ class GlobalStage(StageEngine):
     """The global remainder's engine: it dispatches the keyed stage's events among its own
     derivations in one engine's order (always marking)."""
 
-    def __init__(self, program: Program, keep: Sequence[int], **options: Any) -> None:
-        super().__init__(program, keep, marking=True, **options)
+    def __init__(
+        self,
+        program: Program,
+        keep: Sequence[int],
+        options: EngineOptions,
+        *,
+        knowledge: Knowledge | None = None,
+    ) -> None:
+        super().__init__(program, keep, options, marking=True, knowledge=knowledge)
 
     def push_tree(
         self, root: Event | None, time: Any, derived: Iterable[tuple[Path, Event]]

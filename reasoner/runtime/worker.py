@@ -21,15 +21,12 @@ from reasoner.runtime import checkpoint
 from reasoner.runtime.batches import acceptable, kinds, mine
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event, rejection
-from reasoner.runtime.stages import Path, StageEngine, positions
+from reasoner.runtime.options import EngineOptions
+from reasoner.runtime.order import order_key
+from reasoner.runtime.stages import Path, positions, stage_engine
 
 if TYPE_CHECKING:
     from reasoner.runtime.shares import Note, NoteKey, Source
-
-
-def order_key(event: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The defined order of detections: end, start, name, then the arguments' text."""
-    return (event[3], event[2], event[0], repr(event[1]))
 
 
 #: What the keyed stage derived from one input event, by its sequence number (-1: fired by
@@ -50,7 +47,7 @@ def work(
     me: int,
     inherited: list[Connection],
     stage: tuple[Program, tuple[int, ...], bool],
-    options: dict[str, Any],
+    options: EngineOptions,
     knowledge: Callable[[], Knowledge],
     reads: set[tuple[str, int]],
 ) -> None:
@@ -59,7 +56,7 @@ def work(
     for router_end in inherited:
         router_end.close()
     program, keep, marking = stage
-    engine = StageEngine(program, keep, marking=marking, knowledge=knowledge(), **options)
+    engine = stage_engine(program, keep, options, knowledge=knowledge(), marking=marking)
     checked: bytes | None = None
     changes: list[tuple[Any, ...]] = []  # the rule changes made, in order
     while True:
@@ -89,8 +86,8 @@ def work(
                 answer = engine.snapshot()
             elif kind == "check":
                 checked = message[1]
-                probe = StageEngine(
-                    program, keep, marking=marking, knowledge=engine.knowledge, **options
+                probe = stage_engine(
+                    program, keep, options, knowledge=engine.knowledge, marking=marking
                 )
                 for change in changes:  # (the engine's network, as the rule changes made it)
                     probe.change_stage(*change)
@@ -142,7 +139,7 @@ def _run_share(
     size: int,
 ) -> None:
     """Run the share's chunks (:func:`work_share`, once told to go)."""
-    arities, span = event_arities(engine.program), engine.options().get("max_span")
+    arities, span = event_arities(engine.program), engine.settings.max_span
     limit = math.inf if span is None else span
     for chunk in source.chunks(size):
         events, seqs, notes, now = chunk.events, chunk.seqs, chunk.notes, engine.now

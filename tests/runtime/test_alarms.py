@@ -14,7 +14,8 @@ from reasoner.language.loader import load_rules
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.explain import explain, to_json
-from reasoner.runtime.parallel import ParallelEngine, event_order
+from reasoner.runtime.order import event_order
+from reasoner.runtime.parallel import ParallelEngine
 from reasoner.semantics.reference import derive
 from reasoner.semantics.whynot import why_not
 

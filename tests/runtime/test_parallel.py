@@ -22,8 +22,10 @@ from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
-from reasoner.runtime.parallel import ParallelEngine, event_order
-from reasoner.runtime.stages import StageEngine
+from reasoner.runtime.options import EngineOptions
+from reasoner.runtime.order import event_order
+from reasoner.runtime.parallel import ParallelEngine
+from reasoner.runtime.stages import StageEngine, stage_engine
 from reasoner.runtime.worker import ordered_batch
 from reasoner.values import Struct
 
@@ -142,7 +144,7 @@ def test_a_marking_worker_sends_positions_in_the_derivation_tree() -> None:
     """a(2) at 2 derives b(2) (rule 0's edge, first) and c(2, 1) (rule 1's join, second),
     and b(2) derives d(2) a generation later: positions are paths of (edge, index)."""
     program = parse("b(X) <- a(X). c(X, 1) <- a(X) SEQ a(X). d(X) <- b(X). g <- c(_, _).")
-    engine = StageEngine(program, (0, 1, 2), marking=True)
+    engine = stage_engine(program, (0, 1, 2), EngineOptions(), marking=True)
     batch = [(0, ("a", (2,), 1, 1)), (1, ("a", (2,), 2, 2))]
     _, feed, _ = ordered_batch(engine, batch, 3, {("c", 2)})
     [(seq, detections, paths)] = feed
@@ -207,7 +209,7 @@ ROUTER = """
 import sys
 from reasoner.runtime.parallel import ParallelEngine
 engine = ParallelEngine("c(K) <- a(K) SEQ b(K).", workers=2)
-print(*(process.pid for process in engine._processes), flush=True)
+print(*engine._pool.pids, flush=True)
 sys.stdin.read()
 """
 

@@ -13,7 +13,8 @@ from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
-from reasoner.runtime.parallel import ParallelEngine, event_order
+from reasoner.runtime.order import event_order
+from reasoner.runtime.parallel import ParallelEngine
 
 # hot/2 is keyed by the sensor (it runs in the workers); pair/2 joins two sensors (the global
 # stage, reading what the workers derive); both ask the knowledge.

@@ -20,7 +20,8 @@ from reasoner.language.parser import parse
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import ParallelEngine, event_order
+from reasoner.runtime.order import event_order
+from reasoner.runtime.parallel import ParallelEngine
 from reasoner.runtime.shares import Chunk
 
 _PLACE = 32

@@ -82,8 +82,16 @@ def test_the_intake_checks_counts_and_releases_in_time_order() -> None:
 
 def test_the_stage_factory_chooses_the_stage_engine() -> None:
     program = compile_rules("c(X) <- a(X) SEQ b(X). d <- c(X).").program
-    assert type(stage_engine(program, None)) is Engine
-    keyed = stage_engine(program, (0,), marking=True)
+    options = EngineOptions(max_span=3, provenance=True)
+    one = stage_engine(program, None, options)
+    assert type(one) is Engine and one.settings == options
+    keyed = stage_engine(program, (0,), options, marking=True)
     assert type(keyed) is StageEngine and keyed.wiring.marking
-    assert type(stage_engine(program, (1,), reads_keyed=True)) is GlobalStage
+    assert keyed.settings == options
     assert [r.head.name for r in keyed.program.event_rules] == ["c"]
+    # the global remainder takes derived events of any span
+    remainder = stage_engine(program, (1,), options, remainder=True)
+    assert type(remainder) is StageEngine and not remainder.wiring.marking
+    assert remainder.settings == EngineOptions(provenance=True)
+    reading = stage_engine(program, (1,), options, remainder=True, reads_keyed=True)
+    assert type(reading) is GlobalStage and reading.settings.max_span is None

@@ -29,7 +29,7 @@ from reasoner.language.ast import Program
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
-from reasoner.runtime.parallel import event_order
+from reasoner.runtime.order import event_order
 from tests.runtime.strategies import keyed_streams, partitionable_programs
 
 if TYPE_CHECKING:
