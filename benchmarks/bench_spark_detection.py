@@ -267,6 +267,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
     from connectors.spark.session import get_session
     from connectors.spark.stream import FOLDERS, Sink, build_query, make_job
     from reasoner.language.parser import parse
+    from reasoner.runtime.options import EngineOptions
 
     files = quotes(companies, args.files, args.per_file)
     events = sum(len(f) for f in files)
@@ -280,7 +281,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         source.mkdir()
         for number, batch in enumerate(files):
             _write(source, number, batch)
-        job = make_job(parse(TICKER_RULES), fmt="jsonl", lateness=0, options={})
+        job = make_job(parse(TICKER_RULES), fmt="jsonl", lateness=0, options=EngineOptions())
         sink = Sink(base / "out", lambda detections: None)
         query = (
             build_query(spark, job, str(source), files_per_batch=1)
@@ -391,7 +392,7 @@ def group_steps(files: list[list[Any]]) -> dict[str, Any]:
     from reasoner.runtime.engine import Engine
 
     program = parse(TICKER_RULES)
-    detector = GroupDetector(Stage(program, ()), 0, Keys(((("quote", 2), 0),), False))
+    detector = GroupDetector(Stage(program), 0, Keys(((("quote", 2), 0),), False))
     found: dict[str, Any] = {}
     engine = Engine(program)
     expected = sum(len(engine.push(e)) for batch in files[:-1] for e in batch)

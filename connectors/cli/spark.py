@@ -280,6 +280,7 @@ def _stream(
     program = load_rules([Path(path) for path in args.rules])  # errors before Spark starts
     from connectors.spark.session import get_session
     from connectors.spark.stream import make_job, run_stream
+    from reasoner.runtime.options import EngineOptions
 
     check_refresh(args)
     kb = knowledge_base(args, program, progress=True)
@@ -289,7 +290,7 @@ def _stream(
         program,
         fmt=args.format,
         lateness=lateness,
-        options={"policy": args.policy, "tie_break": args.tie_break, "explain": args.explain},
+        options=EngineOptions(policy=args.policy, tie_break=args.tie_break, explain=args.explain),
     )
     style = TimeStyle(iso=REGISTRY[args.format].times == "iso")
     serving = detections_endpoint(
@@ -378,16 +379,18 @@ def _replay(
     """Start Spark, replay, write; the exit status."""
     from connectors.spark.replay import Archive, keyed_knowledge, replay
     from connectors.spark.session import get_context
+    from reasoner.runtime.options import EngineOptions
 
     out.mkdir(parents=True, exist_ok=True)
     lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
-    options = {
-        "policy": args.policy,
-        "tie_break": args.tie_break,
-        "max_span": args.max_span,
-        "provenance": args.provenance,
-        "explain": args.explain,
-    }
+    options = EngineOptions(
+        policy=args.policy,
+        tie_break=args.tie_break,
+        lateness=lateness,
+        max_span=args.max_span,
+        provenance=args.provenance,
+        explain=args.explain,
+    )
     knowledge = _knowledge(args, program)
     with ThreadPoolExecutor(1) as pool:  # (the knowledge is built while the JVM starts)
         built = pool.submit(keyed_knowledge, program, options, knowledge)
@@ -401,7 +404,6 @@ def _replay(
         archive,
         runs=out / "_runs",
         options=options,
-        lateness=lateness,
         knowledge=knowledge,
         log=lambda line: print(line, file=sys.stderr),
     )

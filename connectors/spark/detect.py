@@ -23,7 +23,7 @@ from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.program import CompiledProgram, compile_rules
-from reasoner.runtime.stages import StageEngine
+from reasoner.runtime.stages import stage_engine
 from reasoner.runtime.worker import Derived, run_batch
 
 
@@ -39,7 +39,7 @@ class Stage:
     """
 
     program: Program
-    options: tuple[tuple[str, Any], ...]
+    options: EngineOptions = EngineOptions()
     knowledge: Callable[[], Knowledge] | None = None
     version: str = ""
     keep: tuple[int, ...] | None = None
@@ -47,8 +47,23 @@ class Stage:
     fingerprint: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        text = dump(self.program) + repr((self.options, self.keep, self.marking)) + self.version
+        shown = (_written(self.options), self.keep, self.marking)
+        text = dump(self.program) + repr(shown) + self.version
         object.__setattr__(self, "fingerprint", hashlib.sha256(text.encode()).hexdigest())
+
+
+def _written(options: EngineOptions) -> tuple[tuple[str, Any], ...]:
+    """The options as a stage's fingerprint writes them: policy, tie-break and explain, and
+    the others that differ from their defaults (provenance when explain does not imply it),
+    by name. (Unchanged since the options were a dictionary: the state rows of a streaming
+    checkpoint carry the fingerprint, and resume across versions.)"""
+    defaults = EngineOptions(explain=options.explain).as_dict()
+    given = options.as_dict().items()
+    return tuple(sorted((k, v) for k, v in given if k in _ALWAYS or v != defaults[k]))
+
+
+#: The options a stage's fingerprint always writes.
+_ALWAYS = frozenset(("policy", "tie_break", "explain"))
 
 
 #: This worker's engines, one per stage, with their blank state.
@@ -63,17 +78,14 @@ def new_engine(stage: Stage) -> Engine:
     program compiled once per worker (:meth:`Engine.of`) when it runs the whole program on
     its own facts, else compiled anew (a few milliseconds)."""
     knowledge = None if stage.knowledge is None else stage.knowledge()
-    options = dict(stage.options)
     if stage.keep is None and knowledge is None:
         compiled = _compiled.get(stage.fingerprint)
         if compiled is None:
-            compiled = compile_rules(stage.program, EngineOptions(**options))
+            compiled = compile_rules(stage.program, stage.options)
             _compiled[stage.fingerprint] = compiled
         return Engine.of(compiled)
-    if stage.keep is None:
-        return Engine(stage.program, knowledge=knowledge, **options)
-    return StageEngine(
-        stage.program, stage.keep, marking=stage.marking, knowledge=knowledge, **options
+    return stage_engine(
+        stage.program, stage.keep, stage.options, knowledge=knowledge, marking=stage.marking
     )
 
 

@@ -25,6 +25,7 @@ again) restores the group from the row: :meth:`GroupDetector.load`.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import pickle
@@ -42,6 +43,7 @@ from reasoner.errors import ReasonerError, SnapshotError
 from reasoner.runtime.checkpoint import decode, encode
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.intake import Intake
 from reasoner.values import Time
 
 #: The kinds of rows a step outputs: detections (a sorted run of them), a late event or a
@@ -75,10 +77,17 @@ class GroupState:
     """A key group's live state (see the module doc)."""
 
     engine: Engine
-    #: waiting events: (end, arrival, event, its snapshot JSON)
-    pending: list[tuple[Time, int, Event, str]] = field(default_factory=list)
-    arrivals: int = 0
+    #: the events waiting for the watermark: an engine's lateness buffer, their arrival
+    #: numbers counted in as its ``events_in``
+    waiting: Intake = field(default_factory=lambda: _waiting(0))
+    #: each waiting event's snapshot JSON as it came, by arrival number (written back as is)
+    texts: dict[int, str] = field(default_factory=dict)
     iso: set[str] = field(default_factory=set)
+
+    @property
+    def arrivals(self) -> int:
+        """The events taken so far (the last arrival number)."""
+        return self.waiting.counts["events_in"]
 
 
 class GroupDetector:
@@ -91,7 +100,7 @@ class GroupDetector:
         where: the checkpoint folder, named in errors.
 
     >>> from reasoner.language.parser import parse
-    >>> detector = GroupDetector(Stage(parse("c(K) <- a(K) SEQ b(K)."), ()), 0, Keys((), True))
+    >>> detector = GroupDetector(Stage(parse("c(K) <- a(K) SEQ b(K).")), 0, Keys((), True))
     >>> group = detector.new()
     >>> a, b = '["e","a",["t",1],1,1]', '["e","b",["t",1],2,2]'  # (events as snapshot JSON)
     >>> rows = [("f", 1, "", a, False), ("f", 2, "", b, False)]
@@ -123,16 +132,16 @@ class GroupDetector:
             (its next waiting event or timer; None: none).
         """
         out = self._take(group, rows, watermark)
-        ready = sorted((item for item in group.pending if item[0] <= watermark), key=_order)
-        group.pending = [item for item in group.pending if item[0] > watermark]
-        detections = _run(group.engine, [item[2] for item in ready], watermark)
+        texts = group.texts
+        ready: list[Event] = []
+        for arrival, event in group.waiting.due_arrivals(watermark):  # (by end, then arrival)
+            ready.append(event)
+            del texts[arrival]
+        detections = _run(group.engine, ready, watermark)
         if detections:
             run = self._formatted(group, detections)
             out.append((DETECTION, str(len(run)), pickle.dumps(run, pickle.HIGHEST_PROTOCOL)))
-        due = [item[0] for item in group.pending]
-        timer = group.engine.next_timer
-        if timer is not None:
-            due.append(timer)
+        due = [t for t in (group.waiting.earliest, group.engine.next_timer) if t is not None]
         return out, min(due, default=None)
 
     def _take(self, group: GroupState, rows: Iterable[Row], watermark: Time) -> list[Output]:
@@ -153,8 +162,7 @@ class GroupDetector:
                 )
                 out.append((LATE, record(file, line, reason), None))
                 continue
-            group.pending.append((event.end, group.arrivals, event, text))
-            group.arrivals += 1
+            group.texts[group.waiting.take(event)] = text
         if taken:
             out.append((EVENTS, str(taken), None))
         return out
@@ -173,7 +181,8 @@ class GroupDetector:
 
     def dump(self, group: GroupState, stamp: str) -> tuple[str, str, bytes]:
         """The group's state row (:data:`GROUP_STATE`), named ``stamp``."""
-        pending = ",".join(f"[{_write(encode(e))},{n},{text}]" for e, n, _, text in group.pending)
+        texts, held = group.texts, sorted(group.waiting.buffer)  # (sorted: a heap, the same)
+        pending = ",".join(f"[{_write(encode(e))},{n},{texts[n]}]" for e, n, _ in held)
         head = {
             "format": FORMAT,
             "program": self.stage.fingerprint,
@@ -197,11 +206,14 @@ class GroupDetector:
                 raise StateError(f"is of another state format ({found!r}; this version: {FORMAT})")
             if meta.get("program") != self.stage.fingerprint:
                 raise StateError("was written by another program (or other engine options)")
-            pending = [(decode(e), int(n), decode(d), _write(d)) for e, n, d in meta["pending"]]
-            state = GroupState(
-                self._restored(bytes(row[2]), engine), pending, int(meta["arrivals"])
-            )
-            state.iso = {str(k) for k in meta["iso"]}
+            waiting = _waiting(int(meta["arrivals"]))
+            texts: dict[int, str] = {}
+            for e, n, d in meta["pending"]:
+                waiting.buffer.append((decode(e), int(n), decode(d)))
+                texts[int(n)] = _write(d)
+            heapq.heapify(waiting.buffer)  # (written sorted: already a heap)
+            engine = self._restored(bytes(row[2]), engine)
+            state = GroupState(engine, waiting, texts, {str(k) for k in meta["iso"]})
         except StateError as error:
             raise self._error(group, str(error)) from None
         except (SnapshotError, ValueError, TypeError, KeyError, IndexError) as error:
@@ -242,7 +254,10 @@ def _run(engine: Engine, events: list[Event], watermark: Time) -> list[Event]:
     return detections
 
 
-_order = itemgetter(0, 1)  # a waiting event's end, then arrival
+def _waiting(arrivals: int) -> Intake:
+    """A group's buffer of events waiting for the watermark, ``arrivals`` taken so far (an
+    intake whose own checks are none: the watermark, Spark's, tells the late events)."""
+    return Intake({}, None, 0, {"events_in": arrivals, "rejected": 0})
 
 
 def _place(row: Row) -> tuple[str, int]:

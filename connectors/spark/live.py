@@ -36,7 +36,7 @@ def take(
     >>> from connectors.spark.detect import Stage
     >>> from connectors.spark.sources import Keys
     >>> from reasoner.language.parser import parse
-    >>> detector = GroupDetector(Stage(parse("c <- a SEQ b."), ()), 0, Keys((), True))
+    >>> detector = GroupDetector(Stage(parse("c <- a SEQ b.")), 0, Keys((), True))
     >>> state, live = take(detector, 7, None)
     >>> row = detector.dump(state, stamp())
     >>> keep(detector, 7, row[0], state)

@@ -58,9 +58,11 @@ from reasoner.language.ast import Facts, Program, Statement, StaticRule, event_a
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.checkpoint import Derivations
 from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Event, rejection
+from reasoner.runtime.events import Event
+from reasoner.runtime.intake import Intake
+from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.order import run_global
-from reasoner.runtime.stages import GlobalStage, StageEngine
+from reasoner.runtime.stages import GlobalStage, stage_engine
 from reasoner.runtime.worker import Derived, revive
 
 if TYPE_CHECKING:
@@ -142,8 +144,7 @@ def replay(
     archive: Archive,
     *,
     runs: Path,
-    options: dict[str, Any],
-    lateness: Any = 0,
+    options: EngineOptions,
     knowledge: Knowledge | None = None,
     log: Callable[[str], None] = lambda _: None,
 ) -> Replay:
@@ -155,8 +156,7 @@ def replay(
         runs: a folder (created, and removed by :meth:`Replay.close`) where the keyed stage
             writes its sorted runs of detections; on a cluster, a path every executor and the
             driver see.
-        options: the engine options (policy, tie_break, max_span, provenance, explain).
-        lateness: as ``reasoner run --lateness``.
+        options: the engine options (``lateness`` as ``reasoner run --lateness``).
         knowledge: the static knowledge (None: the program's facts and Horn rules). Built
             once, in the driver: the global stage uses it there, and it is shipped once to
             every executor (a broadcast) and unpacked once per Python worker.
@@ -166,14 +166,14 @@ def replay(
         The :class:`Replay`; its ``lines`` are produced lazily from the runs.
     """
     program = archive.program
-    plan = _plan(program, options["policy"], sc.defaultParallelism)
+    plan = _plan(program, options.policy, sc.defaultParallelism)
     if plan.n:
         knowledge = keyed_knowledge(program, options, knowledge)
     shipped = replace(archive, program=executor_program(program, options))
     log(f"reading {len(archive.files)} files")
     shuffled = _shuffle(sc, shipped, plan)
-    stream = _admit_stream(sc, shuffled, shipped, plan, lateness, log)
-    stage_options = {**options, "lateness": 0}
+    stream = _admit_stream(sc, shuffled, shipped, plan, options.lateness, log)
+    stage_options = replace(options, lateness=0)  # (admitted: in the order they run)
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
     if plan.n:
@@ -197,7 +197,7 @@ def replay(
 
 
 def keyed_knowledge(
-    program: Program, options: dict[str, Any], knowledge: Knowledge | None
+    program: Program, options: EngineOptions, knowledge: Knowledge | None
 ) -> Knowledge | None:
     """The knowledge :func:`replay` gives the keyed stage: ``knowledge``, else, when the
     program partitions, its facts and Horn rules evaluated. The keyed engines would each
@@ -207,27 +207,27 @@ def keyed_knowledge(
 
     >>> from reasoner.language.parser import parse
     >>> program = parse("near(a, b). c(X, Y) <- e(X) WHERE near(X, Y).")
-    >>> list(keyed_knowledge(program, {"policy": "unrestricted"}, None).solve("near", ("a", None)))
+    >>> list(keyed_knowledge(program, EngineOptions(), None).solve("near", ("a", None)))
     [('a', 'b')]
-    >>> keyed_knowledge(parse("p. c <- e WHERE p."), {"policy": "unrestricted"}, None) is None
+    >>> keyed_knowledge(parse("p. c <- e WHERE p."), EngineOptions(), None) is None
     True
     """
-    if knowledge is not None or not analyse(program, options["policy"]).partitioned:
+    if knowledge is not None or not analyse(program, options.policy).partitioned:
         return knowledge
     return program_knowledge(program)
 
 
-def executor_program(program: Program, options: dict[str, Any]) -> Program:
+def executor_program(program: Program, options: EngineOptions) -> Program:
     """The program the executors get: without its facts (their engines read the knowledge
     built from them in the driver, see :func:`ship_knowledge`), unless ``explain``: a
     derivation names the line where each fact it used is written.
 
     >>> from reasoner.language.parser import parse
     >>> program = parse("near(a, b). far(X) :- near(X, _). c(X) <- e(X) WHERE far(X).")
-    >>> len(executor_program(program, {}).static_rules), len(program.static_rules)
+    >>> len(executor_program(program, EngineOptions()).static_rules), len(program.static_rules)
     (1, 2)
     """
-    if options.get("explain"):
+    if options.explain:
         return program
     return Program(tuple(s for s in program.statements if not _is_fact(s)))
 
@@ -241,16 +241,14 @@ def _is_fact(statement: Statement) -> bool:
 def make_stage(
     sc: SparkContext,
     program: Program,
-    options: dict[str, Any],
+    options: EngineOptions,
     knowledge: Knowledge | None,
     plan: _Plan,
 ) -> Stage:
     """The keyed stage as the executors run it, its knowledge broadcast."""
     shipped, version = ship_knowledge(sc, knowledge)
     keyed = plan.partitioning.keyed
-    return Stage(
-        program, tuple(sorted(options.items())), shipped, version, keep=keyed, marking=plan.feeds
-    )
+    return Stage(program, options, shipped, version, keep=keyed, marking=plan.feeds)
 
 
 def _plan(program: Program, policy: str, parallelism: int) -> _Plan:
@@ -351,7 +349,7 @@ def _run_keyed(
 
 def _run_global(
     program: Program,
-    options: dict[str, Any],
+    options: EngineOptions,
     knowledge: Knowledge | None,
     plan: _Plan,
     stream: _Stream,
@@ -359,23 +357,19 @@ def _run_global(
 ) -> list[Event]:
     """The rules that do not partition, in the driver: on the input events they read and on
     what the keyed stage wrote for them, in one engine's order. Returns their detections."""
-    remainder, reads = plan.partitioning.remainder, plan.reads
-    raw = stream.raw
+    reads, raw = plan.reads, stream.raw
     detections: list[Event] = []
-    apart = {**options, "max_span": None}  # (the keyed stage checked the spans)
-    engine: Engine
-    if reads is None:  # nothing keyed: one engine
-        engine = Engine(program, knowledge=knowledge, **options)
-    elif not plan.feeds:  # the keyed stage sends nothing: the input events only
-        engine = StageEngine(program, remainder, marking=False, knowledge=knowledge, **apart)
-    else:
-        engine = GlobalStage(program, remainder, knowledge=knowledge, **apart)
+    keep = None if reads is None else plan.partitioning.remainder  # (None: nothing keyed)
+    engine = stage_engine(
+        program, keep, options, knowledge=knowledge, remainder=True, reads_keyed=plan.feeds
+    )
+    if isinstance(engine, GlobalStage):  # it reads what the keyed stage derived
         rules = _derivations(program, plan.partitioning.keyed, engine, knowledge, options)
         derived: list[Derived] = []
         for path in sorted(runs.glob("derived-*")):
             derived += [(seq, [revive(d, rules) for d in ds], p) for seq, ds, p in _chunks(path)]
-        detections += run_global(engine, raw, derived, reads)
-    if not plan.feeds:
+        detections += run_global(engine, raw, derived, reads or set())
+    else:  # the keyed stage sends nothing: the input events only
         push = engine.push
         for _, event in raw:
             detections += push(event)
@@ -389,14 +383,14 @@ def _derivations(
     keyed: tuple[int, ...],
     engine: Engine,
     knowledge: Knowledge | None,
-    options: dict[str, Any],
+    options: EngineOptions,
 ) -> Derivations | None:
     """With ``explain``: the rules that read the keyed stage's derivations (its rules first,
     at the places the executors name them) and the global stage's, as
     :class:`~reasoner.runtime.parallel.ParallelEngine` reads its workers'."""
-    if not options.get("explain"):
+    if not options.explain:
         return None
-    copy = StageEngine(program, keyed, marking=False, knowledge=knowledge, **options)
+    copy = stage_engine(program, keyed, options, knowledge=knowledge)
     return Derivations.of(copy, engine)
 
 
@@ -486,13 +480,13 @@ def _read(
         stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
         base = index * FILE_STRIDE
         previous, last, ordered, taken = -math.inf, -math.inf, True, 0
-        max_span = archive.max_span
+        intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
         for place, event in enumerate(stream):
             end = event[3]
             if end < previous:
                 ordered = False
             previous = end
-            reason = rejection(event, -math.inf, arities, max_span, 0)
+            reason = intake.rejection(event, -math.inf)
             if reason is None:
                 last = max(last, end)
                 taken += 1
@@ -574,22 +568,20 @@ def _admit(
     order: dict[int, int] = {}
     late: list[tuple[int, str]] = []
     now: Any = -math.inf
-    latest: Any = -math.inf
-    buffer: list[tuple[Any, int, int]] = []
-    max_span = archive.max_span
-    for arrival, (seq, stub) in enumerate(merged):
-        reason = rejection(stub, now, arities, max_span, lateness)
+    intake = Intake(arities, archive.max_span, lateness)  # (as reasoner run's engine's)
+    seqs: dict[int, int] = {}  # the sequence numbers of the held events, by arrival
+    for seq, stub in merged:
+        reason = intake.rejection(stub, now)
         if reason is not None:
             late.append((seq, reason))
             continue
-        heapq.heappush(buffer, (stub[3], arrival, seq))
-        latest = max(latest, stub[3])
-        while buffer and buffer[0][0] <= latest - lateness:
-            now, _, released = heapq.heappop(buffer)
-            order[released] = len(order)
-    while buffer:
-        now, _, released = heapq.heappop(buffer)
-        order[released] = len(order)
+        seqs[intake.take(stub)] = seq
+        for arrival, released in intake.due_arrivals(intake.released):
+            now = released[3]
+            order[seqs.pop(arrival)] = len(order)
+    for arrival, released in intake.due_arrivals(math.inf):
+        now = released[3]
+        order[seqs.pop(arrival)] = len(order)
     return order, now, late
 
 

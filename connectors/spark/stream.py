@@ -70,6 +70,7 @@ from reasoner.compiler.partition import analyse
 from reasoner.errors import ReasonerError
 from reasoner.language.ast import Program, event_arities
 from reasoner.runtime.events import Event
+from reasoner.runtime.options import EngineOptions
 from reasoner.values import Time
 
 if TYPE_CHECKING:
@@ -123,13 +124,13 @@ class Job:
         return GroupDetector(self.stage, self.lateness, self.keys, self.checkpoint)
 
 
-def make_job(program: Program, *, fmt: str, lateness: Time, options: dict[str, Any]) -> Job:
+def make_job(program: Program, *, fmt: str, lateness: Time, options: EngineOptions) -> Job:
     """The job of a program (its partitioning found here, on the driver). ``options``: the
-    engine's (policy, tie_break)."""
-    partitioning = analyse(program, options.get("policy", "unrestricted"))
+    engine's (policy, tie-break, explain; the lateness is the job's)."""
+    partitioning = analyse(program, options.policy)
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder) or not partitioning.keyed)
     return Job(
-        stage=Stage(program, tuple(sorted(options.items()))),
+        stage=Stage(program, options),
         fmt=fmt,
         lateness=lateness,
         keys=keys,

@@ -27,7 +27,8 @@ class Intake:
             by the engine as rules change).
         max_span: the longest interval an input event may have (None: any).
         lateness: how far out of order events may arrive (0: none; no buffer).
-        counts: the front's counters; ``rejected`` and ``events_in`` are counted here.
+        counts: the front's counters; ``rejected`` and ``events_in`` are counted here (None:
+            its own, from 0).
 
     >>> intake = Intake({"a": {0}}, None, 5, {"events_in": 0, "rejected": 0})
     >>> intake.admit(Event.at("a", (), 3), -math.inf)
@@ -43,12 +44,12 @@ class Intake:
         arities: dict[str, set[int]],
         max_span: Time | None,
         lateness: Time,
-        counts: dict[str, int],
+        counts: dict[str, int] | None = None,
     ) -> None:
         self.arities = arities
         self.max_span = max_span
         self.lateness = lateness
-        self.counts = counts
+        self.counts = {"events_in": 0, "rejected": 0} if counts is None else counts
         #: the events held by the lateness bound: a heap of (end, arrival number, event)
         self.buffer: list[tuple[Time, int, Event]] = []
         self.latest: Time = -math.inf  # the latest end taken into the buffer
@@ -68,19 +69,32 @@ class Intake:
     def admit(self, event: Event, now: Time) -> None:
         """Check ``event`` (:meth:`check`), count it in, and hold it in the lateness buffer."""
         self.check(event, now)
-        self.counts["events_in"] += 1
-        self.hold(event)
+        self.take(event)
 
-    def hold(self, event: Event) -> None:
-        """Hold a checked, counted event in the lateness buffer."""
-        heapq.heappush(self.buffer, (event.end, self.counts["events_in"], event))
+    def take(self, event: Event) -> int:
+        """Count a checked event in and hold it in the lateness buffer; return its arrival
+        number (what orders the held events of one end)."""
+        self.counts["events_in"] += 1
+        return self.hold(event)
+
+    def hold(self, event: Event) -> int:
+        """Hold a checked, counted event in the lateness buffer; return its arrival number
+        (the events counted in so far)."""
+        arrival = self.counts["events_in"]
+        heapq.heappush(self.buffer, (event.end, arrival, event))
         if event.end > self.latest:
             self.latest = event.end
+        return arrival
 
     @property
     def released(self) -> Time:
         """The end up to which held events are due: ``lateness`` before the latest end."""
         return self.latest - self.lateness
+
+    @property
+    def earliest(self) -> Time | None:
+        """The end of the first held event (None: none held)."""
+        return self.buffer[0][0] if self.buffer else None
 
     def due(self, up_to: Time) -> Iterator[Event]:
         """Take out the held events ending at or before ``up_to``, in time order (lazily: one
@@ -88,3 +102,11 @@ class Intake:
         buffer = self.buffer
         while buffer and buffer[0][0] <= up_to:
             yield heapq.heappop(buffer)[2]
+
+    def due_arrivals(self, up_to: Time) -> Iterator[tuple[int, Event]]:
+        """:meth:`due`, each event with its arrival number (:meth:`take`), for a caller that
+        keeps something of its own per held event."""
+        buffer = self.buffer
+        while buffer and buffer[0][0] <= up_to:
+            _, arrival, event = heapq.heappop(buffer)
+            yield arrival, event

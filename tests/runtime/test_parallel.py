@@ -19,6 +19,7 @@ from strategies import keyed_streams, partitionable_programs
 from reasoner.errors import EventError, ReasonerError, RuleCompileError, SnapshotError
 from reasoner.language.ast import Program, dump
 from reasoner.language.parser import parse
+from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Detection, Event
 from reasoner.runtime.explain import explain, to_json
@@ -187,6 +188,28 @@ def test_snapshot_restore_between_batches() -> None:
         assert before + list(second.run(stream[10:])) == expected
     with ParallelEngine(rules, workers=3) as other, pytest.raises(SnapshotError):
         other.restore(data)
+
+
+@pytest.mark.parametrize(
+    ("options", "fingerprint"),
+    [
+        ({}, "ea01f5607b1ce0f3301fc243efc13d26299f0e38e6cb400964f4d0e20eecac59"),
+        ({"explain": True}, "b0aecba1bc32b70cec9f7ba2a0307413ce1b3d92bd1ac66c83eb408c2c316238"),
+        (
+            {"lateness": 3, "max_span": 5, "policy": "recent", "tie_break": "shorter",
+             "max_derivations": 7, "provenance": True},
+            "563437e4f8cb92639db7c6bbfefdcc1e54760bb61c51bf63e47606793a55da62",
+        ),
+        ({"workers": 1}, "4f95ceb548b2bffeb3606ca16cf6a9ffc225f7464e93f558973c0cca8f33b8fb"),
+    ],
+)  # fmt: skip
+def test_a_snapshot_keeps_the_fingerprint_of_earlier_versions(
+    options: dict[str, object], fingerprint: str
+) -> None:
+    # Written before the options were one record: a checkpoint of --workers still resumes.
+    rules = "c(K) <- a(K) SEQ b(K). d <- c(K)."
+    with ParallelEngine(rules, **{"workers": 2, **options}) as engine:  # type: ignore[arg-type]
+        assert checkpoint.unpack(engine.snapshot())["fingerprint"] == fingerprint
 
 
 def test_snapshots_write_the_program_out_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,6 +40,7 @@ from reasoner.language.parser import parse
 from reasoner.runtime.checkpoint import encode
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.options import EngineOptions
 
 PROGRAMS = [
     # a window, a WHERE, a sliding aggregate over time, an absolute time point
@@ -63,7 +64,7 @@ def simulate(
     parsed = parse(program)
     partitioning = analyse(parsed, policy)
     keys = Keys(partitioning.keys, whole=bool(partitioning.remainder))
-    detector = GroupDetector(Stage(parsed, (("policy", policy),)), lateness, keys, "ck")
+    detector = GroupDetector(Stage(parsed, EngineOptions(policy=policy)), lateness, keys, "ck")
     states: dict[int, GroupState] = {}
     due: dict[int, object] = {}
     watermark, latest = 0, -math.inf
@@ -154,7 +155,7 @@ def test_micro_batches_give_the_single_engines_detections(
 
 
 def test_a_group_is_called_again_at_its_next_waiting_event_or_timer() -> None:
-    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 2, Keys((), True))
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 2, Keys((), True))
     group = detector.new()
     rows = [("f", 1, "A", json.dumps(encode(Event("stock", ("A", 3, 1), 4, 4))), False)]
     assert detector.step(group, rows, 0) == ([(EVENTS, "1", None)], 4)  # it waits
@@ -165,7 +166,7 @@ def test_a_group_is_called_again_at_its_next_waiting_event_or_timer() -> None:
         '{"name":"avg","args":["A",3],"start":4,"end":4}\n'
     ]
     assert due == 9
-    assert group.pending == []
+    assert group.waiting.buffer == [] and group.texts == {}
 
 
 def _row(detector: GroupDetector) -> tuple[str, str, bytes]:
@@ -191,10 +192,10 @@ def _changed(meta: str = "", to: str = "", cut: int = 0, prefix: bytes = b"") ->
 
 
 def test_a_state_row_round_trips_and_a_live_state_is_reused_only_under_its_stamp() -> None:
-    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 0, Keys((), True), "/ck")
     row = _row(detector)
     restored = detector.load(row, 3, None)
-    assert (restored.arrivals, restored.iso, len(restored.pending)) == (2, {"A"}, 1)
+    assert (restored.arrivals, restored.iso, len(restored.waiting.buffer)) == (2, {"A"}, 1)
     again = detector.dump(restored, "s1")
     assert (again[0], json.loads(again[1]), again[2]) == (row[0], json.loads(row[1]), row[2])
     live.keep(detector, 3, "s1", restored)
@@ -219,7 +220,7 @@ def test_a_state_row_round_trips_and_a_live_state_is_reused_only_under_its_stamp
 def test_a_state_row_of_another_program_format_or_corrupt_is_refused_naming_the_checkpoint(
     change: Any, reason: str
 ) -> None:
-    detector = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 0, Keys((), True), "/ck")
     with pytest.raises(StateError) as caught:
         detector.load(change(_row(detector)), 5, None)
     message = str(caught.value)
@@ -229,10 +230,61 @@ def test_a_state_row_of_another_program_format_or_corrupt_is_refused_naming_the_
 
 
 def test_a_state_row_of_another_program_is_refused() -> None:
-    ours = GroupDetector(Stage(parse(PROGRAMS[0]), ()), 0, Keys((), True), "/ck")
-    theirs = GroupDetector(Stage(parse(PROGRAMS[1]), ()), 0, Keys((), True), "/ck")
+    ours = GroupDetector(Stage(parse(PROGRAMS[0])), 0, Keys((), True), "/ck")
+    theirs = GroupDetector(Stage(parse(PROGRAMS[1])), 0, Keys((), True), "/ck")
     with pytest.raises(StateError, match="written by another program"):
         ours.load(_row(theirs), 0, None)
+
+
+#: A state row as the streaming command wrote it before the engine options were one record
+#: (given as policy, tie-break and explain; arrival numbers from 0, the waiting events in
+#: arrival order), of the rules below: two micro-batches of stock(A, P, 1) at 4 (P 3), then
+#: at 9, 8, 9 (P 5, 6, 7), both below the watermark 2, lateness 2.
+EARLIER_ROW = Path(__file__).parent / "states" / "before_engine_options.json"
+
+
+def test_a_state_row_written_before_options_were_one_record_resumes() -> None:
+    program = parse(
+        "rise(S, P1, P2) <- (stock(S, P1, _V1) SEQ stock(S, P2, _V2)).10 WHERE P2 > P1.\n"
+        "avg(S, A) <- aggregate(avg(P), stock(S, P, _V), A, time(5)).\n"
+    )
+    options = EngineOptions(policy="unrestricted", tie_break="longer", explain=False)
+    detector = GroupDetector(Stage(program, options), 2, Keys((), True), "/ck")
+    written = json.loads(EARLIER_ROW.read_text(encoding="utf-8"))
+    row = (written["stamp"], written["meta"], written["engine"].encode())
+    group = detector.load(row, 0, None)  # (the same program fingerprint)
+    assert (group.arrivals, len(group.waiting.buffer)) == (4, 4)
+    out, due = detector.step(group, [], 10)
+    lines = [line for kind, _, run in out if kind == DETECTION for _, line in pickle.loads(run)]
+    assert lines == [
+        '{"name":"avg","args":["A",3],"start":4,"end":4}\n',
+        '{"name":"avg","args":["A",4.5],"start":4,"end":8}\n',
+        '{"name":"rise","args":["A",3,6],"start":4,"end":8}\n',
+        '{"name":"rise","args":["A",3,5],"start":4,"end":9}\n',
+        '{"name":"rise","args":["A",3,7],"start":4,"end":9}\n',
+        '{"name":"avg","args":["A",5.5],"start":8,"end":9}\n',
+        '{"name":"avg","args":["A",6],"start":8,"end":9}\n',
+        '{"name":"avg","args":["A",6.5],"start":8,"end":9}\n',
+        '{"name":"rise","args":["A",6,7],"start":8,"end":9}\n',
+    ]
+    assert due == 13
+
+
+@pytest.mark.parametrize(
+    ("options", "fingerprint"),
+    [
+        (EngineOptions(), "b947ba4915f120e792224ede0fd4c1b10f752829b95d3628d8cfcb14d505e753"),
+        (
+            EngineOptions(policy="recent", tie_break="shorter", explain=True),
+            "e5167ab9d6f4126d7bf8b6fc679f12a5b6d06acace1cdc48179a6316d1fec67d",
+        ),
+    ],
+)
+def test_a_stage_keeps_the_fingerprint_of_earlier_versions(
+    options: EngineOptions, fingerprint: str
+) -> None:
+    # (as `reasoner spark stream` gave its options before they were one record)
+    assert Stage(parse("c(K) <- a(K) SEQ b(K). d <- c(K)."), options).fingerprint == fingerprint
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from reasoner.language.ast import Program
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.order import event_order
 from tests.runtime.strategies import keyed_streams, partitionable_programs
 
@@ -199,7 +200,7 @@ def test_random_partitionable_programs_equal_one_engine(
             spark.sparkContext,
             Archive(tuple(files), "jsonl", program),
             runs=Path(folder) / "runs",
-            options={**options, "tie_break": "longer", "max_span": None},
+            options=EngineOptions(**options),
         )
         try:
             found = "".join(result.lines)
@@ -471,8 +472,7 @@ def test_an_executor_that_cannot_write_the_runs_folder_is_reported(tmp_path: Pat
     from connectors.spark.replay import _KeyedTask, check_runs
     from reasoner.language.loader import load_rules
 
-    options = {"policy": "unrestricted", "tie_break": "longer", "max_span": None}
-    stage = Stage(load_rules("c(K, X) <- a(K, X)."), tuple(sorted(options.items())))
+    stage = Stage(load_rules("c(K, X) <- a(K, X)."))
     absent = tmp_path / "absent"  # (the driver's folder, not on this executor)
     task = _KeyedTask(stage, 1, set(), False, str(absent), None)
     [failed] = task(0, [(0, 0, Event.at("a", ("k", 1), 1), "k")])
@@ -530,12 +530,7 @@ def test_equal_keys_of_other_number_types_meet_in_one_partition(
         spark.sparkContext,
         Archive((str(path),), "jsonl", program),
         runs=tmp_path / "runs",
-        options={
-            "policy": "unrestricted",
-            "provenance": False,
-            "tie_break": "longer",
-            "max_span": None,
-        },
+        options=EngineOptions(),
     )
     try:
         found = "".join(result.lines)

@@ -35,6 +35,7 @@ from reasoner.language.loader import load_rules
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
+from reasoner.runtime.options import EngineOptions
 from reasoner.values import IRI
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _outputs(out: Path, folder: str) -> list[str]:
 
 
 def _job(lateness: int) -> Job:
-    return make_job(parse(RULES), fmt="jsonl", lateness=lateness, options={})
+    return make_job(parse(RULES), fmt="jsonl", lateness=lateness, options=EngineOptions())
 
 
 def _stream(
@@ -238,7 +239,7 @@ def test_the_mesowest_sample_streamed_gives_reasoner_runs_detections(
         os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
     rules = [ROOT / "rules" / "blizzard.event", ROOT / "rules" / "blizzard_noaa.event"]
     program = load_rules(rules)
-    job = make_job(program, fmt="mesowest", lateness=0, options={})
+    job = make_job(program, fmt="mesowest", lateness=0, options=EngineOptions())
     counts = run_stream(
         spark,
         job,
@@ -313,7 +314,7 @@ def test_a_refreshed_knowledge_is_taken_at_a_micro_batch_start_on_every_executor
 
     run_stream(
         spark,
-        make_job(program, fmt="jsonl", lateness=0, options={}),
+        make_job(program, fmt="jsonl", lateness=0, options=EngineOptions()),
         source=str(source),
         checkpoint=str(tmp_path / "checkpoint"),
         out=str(tmp_path / "out"),
@@ -378,7 +379,7 @@ def test_rule_changing_actions_change_the_rules_of_later_micro_batches(
         detect._engines.clear()  # (each micro-batch in a new Python worker, as after a restart)
         run_stream(
             spark,
-            make_job(load_rules([rules]), fmt="jsonl", lateness=0, options={}),
+            make_job(load_rules([rules]), fmt="jsonl", lateness=0, options=EngineOptions()),
             source=str(source),
             checkpoint=str(tmp_path / "checkpoint"),
             out=str(tmp_path / "out"),
@@ -396,7 +397,7 @@ def test_rule_changing_actions_change_the_rules_of_later_micro_batches(
 
 
 def test_a_key_state_after_rule_changes_restores_in_a_new_worker() -> None:
-    stage = detect.Stage(parse(CHANGING), ())
+    stage = detect.Stage(parse(CHANGING))
     first = [(0, Event.at("x", (1,), 1)), (1, Event.at("a", (), 2)), (2, Event.at("c", (), 3))]
     found, state = detect.detect(stage, first, 3, keep_state=True)
     assert [d for _, ds, _ in found for d in ds] == [("noop", (), 2, 2), ("noop", (), 3, 3)]
@@ -461,7 +462,7 @@ def test_equal_keys_of_other_number_types_share_one_keys_state(
     first = _put(source, "a.jsonl", [json.dumps(e) for e in events])
     counts = run_stream(
         spark,
-        make_job(load_rules([rules]), fmt="jsonl", lateness=0, options={}),
+        make_job(load_rules([rules]), fmt="jsonl", lateness=0, options=EngineOptions()),
         source=str(source),
         checkpoint=str(tmp_path / "checkpoint"),
         out=str(tmp_path / "out"),
