@@ -5,7 +5,9 @@ Every engine front (:class:`~reasoner.runtime.engine.Engine`,
 way (:meth:`Intake.check`: a reason and an EventError for one it cannot take), counts it, and
 under a lateness bound holds it in a buffer until the stream is that far past its end
 (:meth:`Intake.hold`, :meth:`Intake.due`), releasing events in time order (arrival order among
-equal ends).
+equal ends). Spark replay admits an archive's events with it when its files are out of order
+(``connectors/spark/replay.py``); a Spark streaming key group holds its events in its buffer
+until Spark's watermark passes them (``connectors/spark/keystate.py``).
 """
 
 from __future__ import annotations

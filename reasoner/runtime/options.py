@@ -1,7 +1,8 @@
 """Engine options: one frozen record of the choices an engine is built with.
 
 Every runtime piece reads its settings from one :class:`EngineOptions` (the engine, the stage
-factory, the workers, the snapshot fingerprint), so an option is spelt, checked and named once.
+factory, the workers, the Spark paths, the snapshot fingerprints), so an option is spelt,
+checked and named once.
 """
 
 from __future__ import annotations
