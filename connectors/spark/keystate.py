@@ -181,7 +181,8 @@ class GroupDetector:
 
     def dump(self, group: GroupState, stamp: str) -> tuple[str, str, bytes]:
         """The group's state row (:data:`GROUP_STATE`), named ``stamp``."""
-        texts, held = group.texts, sorted(group.waiting.buffer)  # (sorted: a heap, the same)
+        # (in order: one state writes one row, and the list read back is a heap as it is)
+        texts, held = group.texts, sorted(group.waiting.buffer)
         pending = ",".join(f"[{_write(encode(e))},{n},{texts[n]}]" for e, n, _ in held)
         head = {
             "format": FORMAT,

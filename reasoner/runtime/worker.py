@@ -8,7 +8,6 @@ detections travel between processes.
 from __future__ import annotations
 
 import gc
-import math
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from operator import itemgetter
@@ -20,7 +19,8 @@ from reasoner.language.ast import Program, event_arities
 from reasoner.runtime import checkpoint
 from reasoner.runtime.batches import acceptable, kinds, mine
 from reasoner.runtime.engine import Engine
-from reasoner.runtime.events import Detection, Event, rejection
+from reasoner.runtime.events import Detection, Event
+from reasoner.runtime.intake import Intake
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.order import order_key
 from reasoner.runtime.stages import Path, positions, stage_engine
@@ -139,8 +139,9 @@ def _run_share(
     size: int,
 ) -> None:
     """Run the share's chunks (:func:`work_share`, once told to go)."""
-    arities, span = event_arities(engine.program), engine.settings.max_span
-    limit = math.inf if span is None else span
+    # an engine's checks (no lateness: a share's events come in order)
+    intake = Intake(event_arities(engine.program), engine.settings.max_span, 0)
+    arities, limit = intake.arities, engine.settings.span_limit
     for chunk in source.chunks(size):
         events, seqs, notes, now = chunk.events, chunk.seqs, chunk.notes, engine.now
         if events and acceptable(events, now, arities, limit):
@@ -148,7 +149,7 @@ def _run_share(
         else:  # the engine's checks one by one, for the reasons (in input order)
             taken = []
             for i, event in enumerate(events):
-                reason = rejection(event, now, arities, span, 0)
+                reason = intake.rejection(event, now)
                 if reason is None:
                     taken.append((seqs[i], event))
                     now = event[3]
