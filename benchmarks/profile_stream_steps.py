@@ -32,6 +32,7 @@ from connectors.spark.keystate import REUSED  # noqa: E402
 from connectors.spark.stream import KEY_GROUPS, make_job  # noqa: E402
 from reasoner.language.parser import parse  # noqa: E402
 from reasoner.runtime.checkpoint import encode  # noqa: E402
+from reasoner.runtime.options import EngineOptions  # noqa: E402
 
 _COLUMNS = ("file", "line", "key", "event", "iso")
 
@@ -52,7 +53,7 @@ def batches(companies: int) -> tuple[list[dict[int, pd.DataFrame]], list[Any]]:
 
 def run(frames: list[dict[int, pd.DataFrame]], ends: list[Any], split: dict[str, float]) -> None:
     """Every group step of every micro-batch, its phases' seconds added to ``split``."""
-    job = make_job(parse(TICKER_RULES), fmt="jsonl", lateness=0, options={})
+    job = make_job(parse(TICKER_RULES), fmt="jsonl", lateness=0, options=EngineOptions())
     stamps: dict[int, str] = {}
     for n, groups in enumerate(frames):
         watermark = ends[n - 1] if n else 0  # (the latest end of the earlier batches)
