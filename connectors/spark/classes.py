@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reasoner.errors import ReasonerError
 from reasoner.language.loader import cache_dir
@@ -135,6 +135,7 @@ def _sample_replay(sc: SparkContext, folder: Path) -> None:
     every job of a replay (the read and shuffle, the admission, the keyed stage)."""
     from connectors.spark.replay import Archive, replay
     from reasoner.language.parser import parse
+    from reasoner.runtime.options import EngineOptions
 
     program = parse("rise(C, P1, P2) <- quote(C, P1) SEQ quote(C, P2) WHERE P2 > P1.")
     quotes = [("a", 1), ("b", 2), ("a", 3), ("b", 1)]
@@ -145,9 +146,7 @@ def _sample_replay(sc: SparkContext, folder: Path) -> None:
     (folder / "1.jsonl").write_text("".join(lines))
     (folder / "2.jsonl").write_text("".join(reversed(lines)))
     archive = Archive((str(folder / "1.jsonl"), str(folder / "2.jsonl")), "jsonl", program)
-    options: dict[str, Any] = {"policy": "unrestricted", "tie_break": "longer", "max_span": None}
-    options |= {"provenance": False, "explain": False}
-    done = replay(sc, archive, runs=folder / "runs", options=options)
+    done = replay(sc, archive, runs=folder / "runs", options=EngineOptions())
     list(done.lines)
     done.close()
 
