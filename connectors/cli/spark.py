@@ -150,35 +150,7 @@ def _add_stream(commands: Any) -> None:
         help="Spark's checkpoint: the files taken, the watermark, every key's state",
     )
     p.add_argument("--out", required=True, metavar="DIR", help="where the outputs go")
-    p.add_argument(
-        "--format",
-        choices=format_names(streams=True),
-        default="jsonl",
-        help="input format: JSON lines (default) or MesoWest CSV exports",
-    )
-    p.add_argument(
-        "--trigger",
-        default="available-now",
-        metavar="available-now|processing-time=SECONDS",
-        help="take every file there now and stop (default), or keep going, a micro-batch "
-        "every SECONDS, until interrupted",
-    )
-    p.add_argument(
-        "--files-per-batch",
-        type=int,
-        metavar="N",
-        help="at most N new files per micro-batch (default: every new file)",
-    )
-    p.add_argument(
-        "--state-partitions",
-        type=int,
-        metavar="N",
-        help="how many parts the keys' state is spread over, fixed by a checkpoint's first "
-        "run: on a cluster, more parts step more key groups at once; on a local master, more "
-        "than one moves key groups between Python workers, which then restore their state "
-        "from the state store instead of keeping it live (default: 1 on a local master, "
-        "else spark.sql.shuffle.partitions)",
-    )
+    _add_stream_batches(p)
     p.add_argument(
         "--lateness",
         type=float,
@@ -212,6 +184,39 @@ def _add_stream(commands: Any) -> None:
     )
     p.add_argument("--host", help=f"with --serve: the interface to listen on (default {LOOPBACK})")
     p.set_defaults(handler=stream)
+
+
+def _add_stream_batches(p: argparse.ArgumentParser) -> None:
+    """``spark stream``'s input format, its micro-batches and the state's partitions."""
+    p.add_argument(
+        "--format",
+        choices=format_names(streams=True),
+        default="jsonl",
+        help="input format: JSON lines (default) or MesoWest CSV exports",
+    )
+    p.add_argument(
+        "--trigger",
+        default="available-now",
+        metavar="available-now|processing-time=SECONDS",
+        help="take every file there now and stop (default), or keep going, a micro-batch "
+        "every SECONDS, until interrupted",
+    )
+    p.add_argument(
+        "--files-per-batch",
+        type=int,
+        metavar="N",
+        help="at most N new files per micro-batch (default: every new file)",
+    )
+    p.add_argument(
+        "--state-partitions",
+        type=int,
+        metavar="N",
+        help="how many parts the keys' state is spread over, fixed by a checkpoint's first "
+        "run: on a cluster, more parts step more key groups at once; on a local master, more "
+        "than one moves key groups between Python workers, which then restore their state "
+        "from the state store instead of keeping it live (default: 1 on a local master, "
+        "else spark.sql.shuffle.partitions)",
+    )
 
 
 def trigger(text: str) -> dict[str, Any]:
