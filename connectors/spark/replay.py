@@ -2,7 +2,7 @@
 
 The job (docs/scale-out.md, "Spark"):
 
-1. **Read.** The list of files is distributed, one task per file; each task reads its file with
+1. **Read.** The list of files is distributed, a few files per task; each task reads its files with
    the readers of ``reasoner run`` (:mod:`connectors.events.inputs`), so every malformed line
    is rejected with the same file, line and reason. Each event gets a sequence number (its
    file's index, then its place in the file) and is checked as an engine would check it.
