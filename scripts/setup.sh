@@ -68,6 +68,6 @@ ensure_venv
 # and Spark; a failure only leaves Spark starting as without it.
 if ! "$VENV/bin/python" -c "import connectors.spark.classes as c, sys; p = c.archive_path(); sys.exit(p is not None and not p.is_file())"; then
   echo "setup: writing Spark's class archive (once; a minute or two)" >&2
-  "$VENV/bin/python" -m connectors.spark.classes \
+  timeout 600 "$VENV/bin/python" -m connectors.spark.classes \
     || echo "setup: Spark's class archive could not be written; Spark starts without it" >&2
 fi
