@@ -42,12 +42,14 @@ def timed(share: Callable[..., None], folder: Path | None) -> Callable[..., None
                 profile.runcall(share, *args, **kwargs)
         finally:
             spent = time.process_time()
-            print(
+            # One write, newline included: standard error is unbuffered, and print() writes
+            # the text and its newline apart, so two workers ending together could otherwise
+            # put both texts on one line.
+            sys.stderr.write(
                 f"worker {os.getpid()}: {spent:.2f} s CPU since the fork, "
-                f"its share {spent - began:.2f} s",
-                file=sys.stderr,
-                flush=True,
+                f"its share {spent - began:.2f} s\n"
             )
+            sys.stderr.flush()
             if profile is not None and folder is not None:  # (before the router joins it)
                 profile.dump_stats(folder / f"worker.{os.getpid()}")
 
