@@ -103,10 +103,11 @@ def build() -> Path:
     aside = path.with_name(f".{path.name}.{os.getpid()}")
     if session.has_session():
         raise ReasonerError("a Spark session runs in this process: build the archive apart")
+    # The quick JIT as a quick start has it, but no archive mapped: Java 17 does not start a
+    # JVM that writes an archive while it maps one (an archive built before, replaced here).
     sc = session.get_context(
         master="local[2]",
-        quick_start=True,
-        java_options=f"-XX:ArchiveClassesAtExit={aside} {_QUIET}",
+        java_options=f"-XX:ArchiveClassesAtExit={aside} {session.QUICK_START} {_QUIET}",
     )
     try:
         with tempfile.TemporaryDirectory() as folder:

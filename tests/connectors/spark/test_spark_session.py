@@ -119,6 +119,39 @@ def test_class_archive_is_named_per_java_and_spark(
     assert classes.java_options() == ""
 
 
+def test_the_class_archive_is_written_again_by_a_jvm_mapping_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Java 17 does not start a JVM told to write an archive while it maps one ("DynamicDump
+    # SharedSpaces is unsupported when base CDS archive is not loaded"): rebuilding an archive
+    # that exists failed with "cannot start Spark".
+    from pyspark import SparkContext
+
+    from connectors.spark import classes, session
+    from reasoner.errors import KnowledgeError
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = classes.archive_path()
+    if path is None:
+        pytest.skip("no java")
+    path.write_bytes(b"built")  # (built before)
+    monkeypatch.setattr(session, "_session", None)  # (the test run's session left aside)
+    monkeypatch.setattr(session, "_context", None)
+    started: list[str] = []
+
+    def no_jvm(conf: object) -> None:
+        started.append(conf.get("spark.driver.extraJavaOptions"))  # type: ignore[attr-defined]
+        raise RuntimeError("no JVM in this test")
+
+    monkeypatch.setattr(SparkContext, "getOrCreate", no_jvm)
+    with pytest.raises(KnowledgeError):
+        classes.build()
+    [options] = started
+    assert "-XX:ArchiveClassesAtExit=" in options and session.QUICK_START in options
+    assert "SharedArchiveFile" not in options
+    assert path.read_bytes() == b"built"  # (kept: the build failed)
+
+
 def test_quick_daemon_takes_the_installed_pyspark(monkeypatch: pytest.MonkeyPatch) -> None:
     import connectors.spark.daemon as daemon
 
