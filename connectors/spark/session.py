@@ -249,7 +249,8 @@ class _ImportedNumpy:
 
 
 def _wrap_numpy_converters() -> None:
-    """Wrap PySpark's numpy converters in :class:`_ImportedNumpy` (once per process)."""
+    """Wrap PySpark's numpy converters in :class:`_ImportedNumpy` (at every start: a
+    converter wrapped by an earlier start is not wrapped again)."""
     from py4j import protocol
     from pyspark.sql.types import NumpyArrayConverter, NumpyScalarConverter
 
