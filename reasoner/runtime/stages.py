@@ -79,7 +79,8 @@ def stage_engine(
     Args:
         program: the whole program.
         keep: the indexes (into ``program.event_rules``) of the stage's rules; None: all of
-            them (an unpartitioned program: one engine).
+            them (an unpartitioned program: one engine, ``options`` as they are; the flags
+            below are then not read).
         options: the engine options (a stage is given no lateness: what feeds it orders).
         knowledge: what the conditions ask (None: the program's own facts and rules).
         marking: a keyed stage whose derivations the global stage reads: dispatches mark
@@ -87,8 +88,8 @@ def stage_engine(
         remainder: the global remainder, run after a keyed stage: it takes events of any
             span (what the keyed stage derives may last longer than ``max_span``, which
             checks input events and only frees memory earlier).
-        reads_keyed: the global remainder reading what the keyed stage derives
-            (:class:`GlobalStage`).
+        reads_keyed: with ``remainder``, the global remainder reading what the keyed stage
+            derives (:class:`GlobalStage`).
     Returns:
         The engine.
 
