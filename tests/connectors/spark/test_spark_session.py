@@ -96,15 +96,24 @@ def test_importing_the_connectors_starts_no_jvm() -> None:
     assert out.stdout.strip() == "False", out.stderr
 
 
-def test_class_archive_is_named_per_java_and_spark(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def archive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Where the class archive lies, the user's cache being ``tmp_path`` (none built)."""
     from connectors.spark import classes
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     path = classes.archive_path()
     if path is None:
         pytest.skip("no java")
+    return path
+
+
+def test_class_archive_is_named_per_java_and_spark(
+    archive: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from connectors.spark import classes
+
+    path = archive
     assert path.parent == tmp_path / "etalis-reasoner" / "jvm"
     assert classes.archive_path() == path  # the same Java and Spark: the same archive
     assert classes.java_options() == ""  # not built: the JVM starts as without it
@@ -120,7 +129,7 @@ def test_class_archive_is_named_per_java_and_spark(
 
 
 def test_the_class_archive_is_written_again_by_a_jvm_mapping_none(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    archive: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Java 17 does not start a JVM told to write an archive while it maps one ("DynamicDump
     # SharedSpaces is unsupported when base CDS archive is not loaded"): rebuilding an archive
@@ -130,11 +139,7 @@ def test_the_class_archive_is_written_again_by_a_jvm_mapping_none(
     from connectors.spark import classes, session
     from reasoner.errors import KnowledgeError
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    path = classes.archive_path()
-    if path is None:
-        pytest.skip("no java")
-    path.write_bytes(b"built")  # (built before)
+    archive.write_bytes(b"built")  # (built before)
     monkeypatch.setattr(session, "_session", None)  # (the test run's session left aside)
     monkeypatch.setattr(session, "_context", None)
     started: list[str] = []
@@ -149,7 +154,7 @@ def test_the_class_archive_is_written_again_by_a_jvm_mapping_none(
     [options] = started
     assert "-XX:ArchiveClassesAtExit=" in options and session.QUICK_START in options
     assert "SharedArchiveFile" not in options
-    assert path.read_bytes() == b"built"  # (kept: the build failed)
+    assert archive.read_bytes() == b"built"  # (kept: the build failed)
 
 
 def test_quick_daemon_takes_the_installed_pyspark(monkeypatch: pytest.MonkeyPatch) -> None:
