@@ -377,18 +377,33 @@ def run_reasoner(base: Path, files: list[Path]) -> dict[str, Any]:
     }
 
 
+def group_rows(number: int, batch: list[Any]) -> dict[int, list[tuple[Any, ...]]]:
+    """The rows of micro-batch ``number`` (file ``NNNNN.jsonl``) by key group, as the
+    streaming query hands them to a group's step (file, line, key, the event's JSON, whether
+    its times were ISO), the companies hashed into the key groups by
+    :func:`~reasoner.runtime.batches.key_owner` (the same groups in every run; Spark hashes
+    them its own way)."""
+    from connectors.spark.stream import KEY_GROUPS
+    from reasoner.runtime.batches import key_owner
+    from reasoner.runtime.checkpoint import encode
+
+    rows: dict[int, list[tuple[Any, ...]]] = {}
+    for line, e in enumerate(batch, 1):
+        row = (f"{number:05d}.jsonl", line, e.args[0], json.dumps(encode(e)), False)
+        rows.setdefault(key_owner(e.args[0], KEY_GROUPS), []).append(row)
+    return rows
+
+
 def group_steps(files: list[list[Any]]) -> dict[str, Any]:
     """The keyed step of the streaming query in one process, without Spark: the CPU time
-    per micro-batch of stepping every key group (64, the keys hashed here by Python) and
+    per micro-batch of stepping every key group (64: :func:`group_rows`) and
     writing its state row, with the live state kept (as the worker that wrote it does) and
     with the state restored from its row first (as another worker does). Checked against
     one engine over the same events (those of the last file still wait)."""
     from connectors.spark.detect import Stage
     from connectors.spark.keystate import DETECTION, GroupDetector
     from connectors.spark.sources import Keys
-    from connectors.spark.stream import KEY_GROUPS
     from reasoner.language.parser import parse
-    from reasoner.runtime.checkpoint import encode
     from reasoner.runtime.engine import Engine
 
     program = parse(TICKER_RULES)
@@ -401,16 +416,13 @@ def group_steps(files: list[list[Any]]) -> dict[str, Any]:
         watermark: Any = 0  # the latest end of the earlier micro-batches
         spent, detections = 0.0, 0
         for number, batch in enumerate(files):
-            rows: dict[int, list[Any]] = {}
-            for line, e in enumerate(batch, 1):
-                row = (f"{number:05d}.jsonl", line, e.args[0], json.dumps(encode(e)), False)
-                rows.setdefault(hash(e.args[0]) % KEY_GROUPS, []).append(row)
+            rows = group_rows(number, batch)
             began = time.process_time()  # (CPU time: the machine may be shared)
-            for group, group_rows in rows.items():
+            for group, taken in rows.items():
                 state = states.get(group) or detector.new()
                 if way == "restored" and group in states:
                     state = detector.load(detector.dump(state, "s"), group, state.engine)
-                out, _ = detector.step(state, group_rows, watermark)
+                out, _ = detector.step(state, taken, watermark)
                 detector.dump(state, "s")
                 states[group] = state
                 detections += sum(int(text) for kind, text, _ in out if kind == DETECTION)

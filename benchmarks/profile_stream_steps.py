@@ -18,20 +18,18 @@ import json
 import pstats
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_spark_detection import TICKER_RULES, quotes  # noqa: E402
+from bench_spark_detection import TICKER_RULES, group_rows, quotes  # noqa: E402
 
 from connectors.spark import live  # noqa: E402
 from connectors.spark.keystate import REUSED  # noqa: E402
-from connectors.spark.stream import KEY_GROUPS, make_job  # noqa: E402
+from connectors.spark.stream import make_job  # noqa: E402
 from reasoner.language.parser import parse  # noqa: E402
-from reasoner.runtime.checkpoint import encode  # noqa: E402
 from reasoner.runtime.options import EngineOptions  # noqa: E402
 
 _COLUMNS = ("file", "line", "key", "event", "iso")
@@ -42,11 +40,7 @@ def batches(companies: int) -> tuple[list[dict[int, pd.DataFrame]], list[Any]]:
     files = quotes(companies, 8, 10)
     out = []
     for n, events in enumerate(files):
-        groups: dict[int, list[tuple[Any, ...]]] = {}
-        for i, e in enumerate(events):
-            key = json.dumps(e.args[0])
-            row = (f"f{n}", i + 1, key, json.dumps(encode(e)), False)
-            groups.setdefault(zlib.crc32(key.encode()) % KEY_GROUPS, []).append(row)
+        groups = group_rows(n, events)
         out.append({g: pd.DataFrame(r, columns=list(_COLUMNS)) for g, r in groups.items()})
     return out, [max(e.end for e in f) for f in files]
 
