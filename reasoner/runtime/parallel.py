@@ -96,6 +96,7 @@ class ParallelEngine:
         self.settings = EngineOptions(
             policy, tie_break, max_derivations, lateness, max_span, provenance, explain
         )
+        self._provenance = provenance  # (as asked for: snapshots' fingerprints write it)
         options = replace(self.settings, lateness=0)
         partitioning = self.partitioning
         if not partitioning.partitioned:
@@ -590,11 +591,10 @@ class ParallelEngine:
         version would send elsewhere is refused)."""
         # The text has not changed since the options were a dictionary (a checkpoint of
         # --workers resumes across versions): the options but the lateness, sorted, then the
-        # lateness; provenance as asked for (False when only implied by explain).
+        # lateness; provenance as asked for (the settings turn it on with explain).
         options = self.settings.fingerprinted()
         lateness = options.pop("lateness")
-        if self.settings.explain:
-            options["provenance"] = False
+        options["provenance"] = self._provenance
         shared = (lateness, self.workers, OWNERS)
         text = dump(self._program) + repr(sorted(options.items())) + repr(shared)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

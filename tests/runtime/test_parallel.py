@@ -196,6 +196,10 @@ def test_snapshot_restore_between_batches() -> None:
         ({}, "ea01f5607b1ce0f3301fc243efc13d26299f0e38e6cb400964f4d0e20eecac59"),
         ({"explain": True}, "b0aecba1bc32b70cec9f7ba2a0307413ce1b3d92bd1ac66c83eb408c2c316238"),
         (
+            {"explain": True, "provenance": True},
+            "4515d9cc3c5c6a3fe0f3c6632fb4b3ded74f8b20a448cf7380ac1e625ed58ef5",
+        ),
+        (
             {"lateness": 3, "max_span": 5, "policy": "recent", "tie_break": "shorter",
              "max_derivations": 7, "provenance": True},
             "563437e4f8cb92639db7c6bbfefdcc1e54760bb61c51bf63e47606793a55da62",
