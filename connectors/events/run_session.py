@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from reasoner.language.epsparql import CompiledQuery
     from reasoner.runtime.engine import Engine
     from reasoner.runtime.parallel import ParallelEngine
+    from reasoner.runtime.shares import Source
 
 _Writer = JsonLinesWriter | RdfWriter | BindingsWriter
 
@@ -310,9 +311,18 @@ class RunSession:
             or engine.options()["lateness"]
         ):
             return None
+        from connectors.events.line_shares import line_sources
         from connectors.events.shares import file_sources
+        from reasoner.language.ast import event_arities
 
+        sources: Sequence[Callable[[], Source]] | None
         sources = file_sources(source.fmt, source.paths, engine.workers, engine.partitioning)
+        if sources is None:
+            keys, arities = engine.partitioning.key_positions(), event_arities(self.program)
+            max_span = engine.options()["max_span"]
+            sources = line_sources(
+                source.fmt, source.paths, engine.workers, keys, arities, max_span
+            )
         if sources is None:
             return None
         mark_style(source.fmt, self._style)  # (the router writes times as the input gives them)
@@ -335,8 +345,12 @@ class RunSession:
             self.interrupted = True
 
     def _note(self, note: tuple[str, Rejected]) -> None:
-        """What a worker reading its share met: a malformed line, or an event refused."""
+        """What a worker reading its share met: a malformed line, an event refused, or (``iso``)
+        times given as ISO-8601 text from the first lines on."""
         kind, rejected = note
+        if kind == "iso":  # (the input's first lines give times as text: so are they written)
+            self._style.iso = True
+            return
         if kind != "refused":
             self._rejected_line(rejected)
             return
