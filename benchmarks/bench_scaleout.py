@@ -18,6 +18,11 @@ Three workloads (docs/scale-out.md):
   rules (``recent``) run in the global stage, on the warnings placed in one engine's order.
 * **stock ticker** with ``--companies`` companies (random walks): per company, rises within a
   minute (recent policy) and a moving average over the last 10 quotes.
+* **the ticker as JSON lines, end to end**: the same quotes written to one JSON-lines file
+  (under ``out/``) through ``reasoner run``: one process, ``--workers 2`` with the router
+  reading every line and sending the events (``profile_workers.py --router-reads``), and
+  ``--workers 2`` with every worker reading the file and keeping its companies, interleaved
+  ``--repeat`` times; wall and CPU seconds (the router's apart), detections checked equal.
 
 Per workload: the single in-process engine, then ``ParallelEngine`` with 1 and 2 workers
 (detections checked equal; building the engines is not timed, starting the workers is
@@ -29,6 +34,7 @@ the load average is printed.
     python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
     python benchmarks/bench_scaleout.py --only archive --days 20   # end to end, 20 days
     python benchmarks/bench_scaleout.py --only mesowest   # the MesoWest rows (and 2 / 1) only
+    python benchmarks/bench_scaleout.py --only lines --repeat 2   # JSON lines, end to end
     python benchmarks/bench_scaleout.py --quick    # a smoke run
 """
 
@@ -39,6 +45,7 @@ import gc
 import json
 import os
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -49,6 +56,7 @@ from pathlib import Path
 
 from bench_blizzard import storm_systems
 
+from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import simulate
 from connectors.stations.table import Station, to_metres
@@ -301,6 +309,52 @@ def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) ->
     return result
 
 
+def lines_end_to_end(companies: int, quotes: int, seed: int, repeat: int) -> dict:
+    """``reasoner run`` over the ticker as one JSON-lines file, each path in a subprocess,
+    interleaved ``repeat`` times; wall and CPU seconds (the router's, from
+    ``profile_workers.py``), the detections checked equal (sorted)."""
+    folder = ROOT / "out" / f"scaleout_ticker_{companies}x{quotes}_{seed}"
+    rules, stream, out = folder / "ticker.event", folder / "ticker.jsonl", folder / "out.jsonl"
+    if not stream.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        rules.write_text(TICKER_RULES, encoding="utf-8")
+        with stream.open("w", encoding="utf-8") as file:
+            JsonLinesWriter(file).write_all(ticker_workload(companies, quotes, seed)[1])
+    name = f"ticker as JSON lines ({companies} companies, {quotes:,} quotes)"
+    print(f"{name}: load average {os.getloadavg()[0]:.1f} (1 min)")
+    run = ["run", str(rules), "--events", str(stream), "--output", str(out)]
+    profile = [sys.executable, str(ROOT / "benchmarks" / "profile_workers.py")]
+    paths = {
+        "one process": [sys.executable, "-m", "connectors.cli", *run],
+        "--workers 2, router reads": [*profile, "--router-reads", "--", *run, "--workers", "2"],
+        "--workers 2": [*profile, "--", *run, "--workers", "2"],
+    }
+    rows: dict[str, list[tuple[float, float, float]]] = {path: [] for path in paths}
+    found: list[list[str]] = []
+    for _ in range(repeat):
+        for path, argv in paths.items():
+            before = _cpu(resource.RUSAGE_CHILDREN)
+            began = time.perf_counter()
+            done = subprocess.run(argv, cwd=ROOT, capture_output=True, check=False, text=True)
+            wall = time.perf_counter() - began
+            assert done.returncode == 0, f"{path}: {done.stderr}"
+            router = re.search(r"router: ([0-9.]+) s CPU", done.stderr)
+            cpu = _cpu(resource.RUSAGE_CHILDREN) - before
+            rows[path].append((wall, cpu, float(router.group(1)) if router else cpu))
+            found.append(sorted(out.read_text(encoding="utf-8").splitlines()))
+            assert found[0] == found[-1], f"{path} differs"
+    result = {"workload": name, "events": quotes, "detections": len(found[0])}
+    for path, measured in rows.items():
+        walls = [wall for wall, _, _ in measured]
+        print(
+            f"  {path:<26} {min(walls):6.1f}-{max(walls):.1f} s wall, "
+            f"{quotes / min(walls):>9,.0f} events/s, CPU "
+            + ", ".join(f"{cpu:.1f} (router {router:.1f})" for _, cpu, router in measured)
+        )
+        result[path] = [[round(x, 2) for x in row] for row in measured]
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
@@ -313,11 +367,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=2012)
     parser.add_argument(
         "--only",
-        choices=("mesowest", "ticker", "archive"),
+        choices=("mesowest", "ticker", "archive", "lines"),
         help="measure one workload (default: all)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=3, help="archive: runs of each path (interleaved)"
+        "--repeat", type=int, default=3, help="archive, lines: runs of each path (interleaved)"
     )
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
     args = parser.parse_args(argv)
@@ -335,6 +389,8 @@ def main(argv: list[str] | None = None) -> None:
         program, events = ticker_workload(args.companies, args.quotes, args.seed)
         name = f"ticker ({args.companies} companies)"
         results.append(measure(name, program, events, args.checkpoint_every))
+    if args.only in (None, "lines"):
+        results.append(lines_end_to_end(args.companies, args.quotes, args.seed, args.repeat))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the router process {peak:.0f} MB")
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ and one for the router on standard error. The workers are forked, so the wrapper
 
     python benchmarks/profile_workers.py -- run rules/blizzard.event ... --workers 2
     python benchmarks/profile_workers.py --profile out/profile -- run ... --workers 2
+    python benchmarks/profile_workers.py --router-reads -- run ... --workers 2   # (to compare)
     python -c "import pstats; pstats.Stats('out/profile/worker.1234').sort_stats('tottime')\\
         .print_stats(20)"
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from connectors.cli import main as reasoner
+from connectors.events.run_session import RunSession
 from reasoner.runtime import worker
 
 
@@ -59,12 +61,19 @@ def timed(share: Callable[..., None], folder: Path | None) -> Callable[..., None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", type=Path, help="write cProfile files here")
+    parser.add_argument(
+        "--router-reads",
+        action="store_true",
+        help="the router reads the input and sends the events, as before the workers read it",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- reasoner's arguments")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     worker.work_share = timed(worker.work_share, args.profile)  # (looked up when called)
+    if args.router_reads:
+        RunSession._read_by_workers = lambda self: None  # type: ignore[method-assign]
     profile = cProfile.Profile(time.process_time) if args.profile else None
     try:
         status = reasoner(command) if profile is None else profile.runcall(reasoner, command)

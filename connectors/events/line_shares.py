@@ -77,8 +77,7 @@ def line_sources(
     if REGISTRY[fmt].split != "lines" or "-" in paths:
         return None
     return [
-        LineShare(fmt, tuple(paths), me, workers, keys, arities, max_span)
-        for me in range(workers)
+        LineShare(fmt, tuple(paths), me, workers, keys, arities, max_span) for me in range(workers)
     ]
 
 
@@ -187,9 +186,7 @@ class LineReader:
                 return i, where.line
         raise AssertionError("an event no reader yielded last")  # (the merge hands each on)
 
-    def _chunk(
-        self, events: list[Event], seqs: list[int], places: list[tuple[int, int]]
-    ) -> Chunk:
+    def _chunk(self, events: list[Event], seqs: list[int], places: list[tuple[int, int]]) -> Chunk:
         notes, self.notes = self.notes, []
         return Chunk(events, seqs, notes, partial(_refused, self.positions, places, events))
 
