@@ -210,21 +210,22 @@ def _events(
     first: int = 1,
 ) -> Iterator[Event]:
     file = where.file
-    decode_plain, decode_any, unset = _decode_plain, _decode_any, UNSET
+    decode_plain, decode_any, unset, new = _decode_plain, _decode_any, UNSET, tuple.__new__
     for number, line in enumerate(lines, first):
         event = None
         try:
             record: _Line = decode_plain(line)
-            # The common case, accepted here: a name, plain arguments and integer times.
+            # The common case, accepted here: a name, plain arguments and integer times (the
+            # Event built by tuple.__new__, at C level: Event.__new__ is a Python call).
             name, time, start, end = record.name, record.time, record.start, record.end
             if type(name) is str and name:
                 if time is None:
                     if type(start) is int and type(end) is int and 0 <= start <= end <= MAX_TIME:
-                        event = Event(name, record.args, start, end)
+                        event = new(Event, (name, record.args, start, end))
                 elif (
                     type(time) is int and 0 <= time <= MAX_TIME and start is unset and end is unset
                 ):
-                    event = Event(name, record.args, time, time)
+                    event = new(Event, (name, record.args, time, time))
         except ValueError:  # not plain arguments, or no JSON object at all
             try:
                 record = decode_any(line)

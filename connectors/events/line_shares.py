@@ -5,7 +5,7 @@ the whole input as the router would, and keeps the events of the keys it owns
 A JSON-lines file holds the events of every key, in time order, so it cannot be divided by
 file (MesoWest, :mod:`connectors.events.shares`) nor by byte range (a key's events lie all
 over it). Each worker instead replays the router's reading: the same readers, merged as
-``reasoner run`` merges them (:func:`~connectors.events.merge.merge_streams`), each event
+``reasoner run`` merges them (:func:`~connectors.events.merge.merge_labelled`), each event
 numbered by its place in that merged stream (the same in every worker) and checked against
 the stream's clock as the router's engine would (a late event, one lasting longer than
 ``--max-span``: refused with the router's reason). An event then goes to the worker the
@@ -35,7 +35,7 @@ from itertools import chain
 from typing import Any
 
 from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
-from connectors.events.merge import merge_streams
+from connectors.events.merge import merge_labelled
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from reasoner.errors import EventError, ReasonerError
@@ -108,11 +108,10 @@ class LineReader:
     def __init__(self, share: LineShare) -> None:
         self.share = share
         self.notes: list[tuple[NoteKey, Note]] = []
-        self.now: Any = -math.inf  # the stream's clock: the end of the last event taken
-        self.seq = -1  # the place of the last event read in the merged stream
         self.count = 0  # the notes' order
+        self.malformed: list[Rejected] = []  # read since the last event: not keyed yet
         self.positions: list[Position] = []
-        self.merged: Iterator[Event] = iter(())
+        self.merged: Iterator[tuple[int, Event]] = iter(())  # (the file, an event)
 
     def open(self) -> str | None:
         """Open the files and read up to the first event; why the workers cannot read them
@@ -123,10 +122,11 @@ class LineReader:
         try:
             streams = [read_share(share.fmt, Share(path), context) for path in share.paths]
             for reading in streams:
-                self.positions += reading.positions
-            merged = merge_streams(*(reading.events for reading in streams))
+                self.positions += reading.positions  # (one per file)
+            merged = merge_labelled(*(reading.events for reading in streams))
             first = next(merged, None)  # (the merge reads each file up to its first event)
-            if not style.iso and any(map(_text_times, share.paths)):
+            # (worker 0 searches the files: its answer alone sends the input to the router)
+            if share.me == 0 and not style.iso and any(map(_text_times, share.paths)):
                 return "a time is given as ISO-8601 text after the first events"
         except (ReasonerError, OSError) as error:  # (the router reads them, and reports it)
             return str(error)
@@ -136,55 +136,60 @@ class LineReader:
         return None
 
     def reject(self, rejected: Rejected) -> None:
-        """A malformed line, keyed after the event the merge read before it."""
-        self.notes.append(((self.now, self.seq, 1, self.count), ("malformed", rejected)))
-        self.count += 1
+        """A malformed line (keyed by :meth:`_keyed` after the event read before it)."""
+        self.malformed.append(rejected)
+
+    def _keyed(self, now: Any, seq: int) -> None:
+        """Key the malformed lines read since the event at ``seq`` (``now``: the clock
+        after it)."""
+        for rejected in self.malformed:
+            self.notes.append(((now, seq, 1, self.count), ("malformed", rejected)))
+            self.count += 1
+        self.malformed.clear()
 
     def chunks(self, size: int) -> Iterator[Chunk]:
         """This worker's events, ``size`` at a time, numbered by their places in the merged
         stream, with the notes handed while reading them."""
-        share = self.share
+        share, malformed = self.share, self.malformed
         me, keys, owners = share.me, share.keys, Owners(share.workers)
         span = math.inf if share.max_span is None else share.max_span
         events: list[Event] = []
         seqs: list[int] = []
         places: list[tuple[int, int]] = []  # (file, line) of each event kept
-        for event in self.merged:
-            self.seq += 1
+        positions = self.positions
+        now: Any = -math.inf  # the stream's clock: the end of the last event taken
+        seq = -1  # the place of the last event read in the merged stream
+        for file, event in self.merged:
+            if malformed:  # (read while the merge took this event)
+                self._keyed(now, seq)
+            seq += 1
             end = event[3]
             at = keys.get((event[0], len(event[1])))
             owner = 0 if at is None else owners[event[1][at]]
-            if end >= self.now and end - event[2] <= span:  # (what the router takes)
-                self.now = end
+            if end >= now and end - event[2] <= span:  # (what the router takes)
+                now = end
                 if owner == me:
                     events.append(event)
-                    seqs.append(self.seq)
-                    places.append(self._place(event))
-                    if len(events) >= size:
+                    seqs.append(seq)
+                    places.append((file, positions[file].line))
+                    if len(seqs) == size:
                         yield self._chunk(events, seqs, places)
                         events, seqs, places = [], [], []
             elif owner == me:
-                self._refuse(event)
+                self._refuse(event, file, now, seq)
+        self._keyed(now, seq)
         if events or self.notes:
             yield self._chunk(events, seqs, places)
 
-    def _refuse(self, event: Event) -> None:
-        """The note for an event the router's engine refuses (late, or too long)."""
+    def _refuse(self, event: Event, file: int, now: Any, seq: int) -> None:
+        """The note for the event at ``seq`` that the router's engine refuses at ``now``
+        (late, or too long)."""
         share = self.share
-        reason = rejection(event, self.now, share.arities, share.max_span, 0)
+        reason = rejection(event, now, share.arities, share.max_span, 0)
         assert reason is not None  # (it is late or too long)
-        note = _refused(self.positions, [self._place(event)], [event], 0, reason)
-        self.notes.append(((self.now, self.seq, 0, 0), note))
-
-    def _place(self, event: Event) -> tuple[int, int]:
-        """The file (its index) and line of the event the merge handed out last."""
-        positions = self.positions
-        if len(positions) == 1:
-            return 0, positions[0].line
-        for i, where in enumerate(positions):
-            if where.holds(event):
-                return i, where.line
-        raise AssertionError("an event no reader yielded last")  # (the merge hands each on)
+        place = (file, self.positions[file].line)
+        note = _refused(self.positions, [place], [event], 0, reason)
+        self.notes.append(((now, seq, 0, 0), note))
 
     def _chunk(self, events: list[Event], seqs: list[int], places: list[tuple[int, int]]) -> Chunk:
         notes, self.notes = self.notes, []

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from operator import attrgetter
+from typing import Any
 
 from reasoner.runtime.events import Event
 
@@ -39,3 +41,22 @@ def merge_streams(*streams: Iterable[Event]) -> Iterator[Event]:
     if len(streams) == 1:
         return iter(streams[0])
     return heapq.merge(*streams, key=_END)
+
+
+def merge_labelled(*streams: Iterable[Event]) -> Iterator[tuple[int, Event]]:
+    """:func:`merge_streams` by heap (the same order; each stream read as lazily, so a reader
+    reports a malformed line at the same point), each event with the index of its stream.
+
+    Example:
+        >>> a = [Event("a", (), 1, 1), Event("a", (), 5, 5)]
+        >>> [(i, e.end) for i, e in merge_labelled(a, [Event("b", (), 1, 1)])]
+        [(0, 1), (1, 1), (0, 5)]
+    """
+    labelled = [zip(repeat(i), stream) for i, stream in enumerate(streams)]
+    if len(labelled) == 1:
+        return labelled[0]
+    return heapq.merge(*labelled, key=_labelled_end)
+
+
+def _labelled_end(item: tuple[int, Any]) -> Any:
+    return item[1][3]
