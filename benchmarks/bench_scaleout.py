@@ -309,26 +309,40 @@ def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) ->
     return result
 
 
-def lines_end_to_end(companies: int, quotes: int, seed: int, repeat: int) -> dict:
+def lines_end_to_end(companies: int, quotes: int, seed: int, repeat: int) -> list[dict]:
     """``reasoner run`` over the ticker as one JSON-lines file, each path in a subprocess,
-    interleaved ``repeat`` times; wall and CPU seconds (the router's, from
-    ``profile_workers.py``), the detections checked equal (sorted)."""
+    interleaved ``repeat`` times, under two programs: the ticker's rules (a detection per
+    quote: the router's work is mostly the output) and its rises alone (few detections: mostly
+    the input); wall and CPU seconds (the router's, from ``profile_workers.py``), the
+    detections checked equal (sorted)."""
     folder = ROOT / "out" / f"scaleout_ticker_{companies}x{quotes}_{seed}"
-    rules, stream, out = folder / "ticker.event", folder / "ticker.jsonl", folder / "out.jsonl"
+    stream, out = folder / "ticker.jsonl", folder / "out.jsonl"
     if not stream.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        rules.write_text(TICKER_RULES, encoding="utf-8")
         with stream.open("w", encoding="utf-8") as file:
             JsonLinesWriter(file).write_all(ticker_workload(companies, quotes, seed)[1])
-    name = f"ticker as JSON lines ({companies} companies, {quotes:,} quotes)"
-    print(f"{name}: load average {os.getloadavg()[0]:.1f} (1 min)")
-    run = ["run", str(rules), "--events", str(stream), "--output", str(out)]
-    profile = [sys.executable, str(ROOT / "benchmarks" / "profile_workers.py")]
-    paths = {
-        "one process": [sys.executable, "-m", "connectors.cli", *run],
-        "--workers 2, router reads": [*profile, "--router-reads", "--", *run, "--workers", "2"],
-        "--workers 2": [*profile, "--", *run, "--workers", "2"],
-    }
+    programs = {"ticker rules": TICKER_RULES, "rises only": TICKER_RULES.split("average")[0]}
+    results = []
+    for title, text in programs.items():
+        rules = folder / f"{title.replace(' ', '_')}.event"
+        rules.write_text(text, encoding="utf-8")
+        name = f"ticker as JSON lines, {title} ({companies} companies, {quotes:,} quotes)"
+        print(f"{name}: load average {os.getloadavg()[0]:.1f} (1 min)")
+        run = ["run", str(rules), "--events", str(stream), "--output", str(out)]
+        profile = [sys.executable, str(ROOT / "benchmarks" / "profile_workers.py")]
+        paths = {
+            "one process": [sys.executable, "-m", "connectors.cli", *run],
+            "--workers 2, router reads": [*profile, "--router-reads", "--", *run, "--workers", "2"],
+            "--workers 2": [*profile, "--", *run, "--workers", "2"],
+        }
+        results.append(_lines_runs(name, paths, out, quotes, repeat))
+    return results
+
+
+def _lines_runs(
+    name: str, paths: dict[str, list[str]], out: Path, events: int, repeat: int
+) -> dict:
+    """Run each path ``repeat`` times, interleaved; print and return the times."""
     rows: dict[str, list[tuple[float, float, float]]] = {path: [] for path in paths}
     found: list[list[str]] = []
     for _ in range(repeat):
@@ -343,12 +357,12 @@ def lines_end_to_end(companies: int, quotes: int, seed: int, repeat: int) -> dic
             rows[path].append((wall, cpu, float(router.group(1)) if router else cpu))
             found.append(sorted(out.read_text(encoding="utf-8").splitlines()))
             assert found[0] == found[-1], f"{path} differs"
-    result = {"workload": name, "events": quotes, "detections": len(found[0])}
+    result: dict = {"workload": name, "events": events, "detections": len(found[0])}
     for path, measured in rows.items():
         walls = [wall for wall, _, _ in measured]
         print(
             f"  {path:<26} {min(walls):6.1f}-{max(walls):.1f} s wall, "
-            f"{quotes / min(walls):>9,.0f} events/s, CPU "
+            f"{events / min(walls):>9,.0f} events/s, CPU "
             + ", ".join(f"{cpu:.1f} (router {router:.1f})" for _, cpu, router in measured)
         )
         result[path] = [[round(x, 2) for x in row] for row in measured]
@@ -390,7 +404,7 @@ def main(argv: list[str] | None = None) -> None:
         name = f"ticker ({args.companies} companies)"
         results.append(measure(name, program, events, args.checkpoint_every))
     if args.only in (None, "lines"):
-        results.append(lines_end_to_end(args.companies, args.quotes, args.seed, args.repeat))
+        results += lines_end_to_end(args.companies, args.quotes, args.seed, args.repeat)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS of the router process {peak:.0f} MB")
     args.json.parent.mkdir(parents=True, exist_ok=True)

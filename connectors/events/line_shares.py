@@ -44,8 +44,8 @@ from reasoner.runtime.events import Event, rejection
 from reasoner.runtime.shares import Chunk, Note, NoteKey
 
 #: A time given as text (ISO-8601) in a file: what would mark the run's style while reading
-#: (also inside nested objects, or behind a ``\\u`` escape: the router reads then).
-_TEXT_TIME = re.compile(rb'"(?:time|start|end)"\s*:\s*"|\\u')
+#: (also a key of a nested object: the router reads then).
+_TEXT_TIMES = [re.compile(rb'"' + key + rb'"\s*:\s*"') for key in (b"time", b"start", b"end")]
 
 
 def line_sources(
@@ -215,9 +215,10 @@ def _ignored(rejected: Rejected) -> None:
 
 
 def _text_times(path: str) -> bool:
-    """Whether ``path`` may give a time as text (:data:`_TEXT_TIME`)."""
+    """Whether ``path`` may give a time as text (:data:`_TEXT_TIMES`, or a ``\\u`` escape)."""
     with open(path, "rb") as file:
         if not file.seek(0, 2):
             return False
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return _TEXT_TIME.search(data) is not None
+            # (a literal first: each searched at C speed, where one alternation is 3 times slower)
+            return data.find(rb"\u") >= 0 or any(text.search(data) for text in _TEXT_TIMES)
