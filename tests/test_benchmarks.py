@@ -104,7 +104,14 @@ def test_scaleout_benchmark_checks_workers_against_one_engine(tmp_path: Path) ->
     # (and that reasoner run, one process and --workers 2, writes the same detections)
     rows = _quick("bench_scaleout", tmp_path)
     names = ["mesowest (100 stations)", "archive (100 stations x 1 days)", "ticker (100 companies)"]
-    assert [r["workload"] for r in rows] == names
+    lines = [
+        f"ticker as JSON lines, {title} (100 companies, 5,000 quotes)"
+        for title in ("ticker rules", "rises only")
+    ]
+    assert [r["workload"] for r in rows] == names + lines
+    for row in rows[3:]:  # (each path's detections checked equal by the benchmark)
+        assert row["detections"] > 0 and len(row["--workers 2"]) == len(row["one process"]) == 1
+    rows = rows[:3]
     assert rows[0]["events"] == rows[1]["events"] == 100 * 72  # a reading every 20 minutes
     assert (
         rows[1]["detections"] > 0 and rows[1]["workers_2_wall_s"] and rows[1]["one_process_wall_s"]
