@@ -120,7 +120,9 @@ class ShareMerge:
     def run(self, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:
         """Tell the workers to go; yield the detections as they become final (lists, in the
         defined order); hand every note to ``on_note`` in input order. The first error of an
-        event's run (one engine's push raising) is raised once what ends before it is out."""
+        event's run (one engine's push raising) is raised once what ends before it is out; a
+        worker's reading that fails (a ReasonerError, e.g. a file unreadable from some line
+        on) is raised when it comes."""
         self.post(("go",))
         bound = -math.inf
         waiting = {connection: i for i, connection in enumerate(self.connections)}
@@ -132,6 +134,8 @@ class ShareMerge:
                 if kind == "part":
                     self._take(value)
                     self.until[i] = value[0]
+                elif kind == "error":  # its reading failed (a file unreadable from some line
+                    raise value  # on): the run stops with it, as the router's reading would
                 else:  # done: it has read its share (its timers after its last end wait)
                     self.until[i] = value
                     self.last = max(self.last, value)

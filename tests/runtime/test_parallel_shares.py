@@ -5,6 +5,7 @@ notes over in input order (reasoner/runtime/shares.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from strategies import keyed_streams, partitionable_programs
 from test_parallel import _explained, _single
 
 from reasoner.compiler.partition import analyse
-from reasoner.errors import EngineError
+from reasoner.errors import EngineError, ReasonerError
 from reasoner.language.ast import Program
 from reasoner.language.parser import parse
 from reasoner.runtime.batches import key_owner
@@ -174,3 +175,28 @@ def test_a_share_that_cannot_run_alone_leaves_the_engine_to_the_router() -> None
         assert list(engine.run(stream)) == event_order(Engine(PROGRAM).run(stream))  # (in step)
     with ParallelEngine(PROGRAM, workers=2, lateness=1) as engine, pytest.raises(EngineError):
         engine.read_shares([Files(()), Files(())], print)
+
+
+@dataclass(frozen=True)
+class Broken(Files):
+    """Files whose reading fails after its first chunk (a file unreadable from some line on)."""
+
+    def chunks(self, size: int) -> Any:
+        yield from islice(Files.chunks(self, size), 1)
+        raise InputError("in.jsonl: cannot read events: [Errno 5] Input/output error")
+
+
+class InputError(ReasonerError):
+    """What a reader raises for a file it cannot read on."""
+
+
+def test_a_share_whose_reading_fails_raises_its_error_in_the_router() -> None:
+    stream = [Event.at("a", (k, 1), t) for t in range(4) for k in ("p", "q")]
+    files, _ = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
+    with ParallelEngine(PROGRAM, workers=2, batch=1) as engine:
+        shares = _shares(files, 2)
+        broken = [Broken(share.files) for share in shares]
+        found = engine.read_shares(broken, print)
+        assert found is not None
+        with pytest.raises(InputError, match="cannot read events"):
+            list(found)
