@@ -42,7 +42,8 @@ from reasoner.runtime.worker import Derived, revive
 NoteKey = tuple[Any, ...]
 
 #: A note: what it is (``refused``: an event the engine refused; else a reader's word, e.g.
-#: ``malformed``) and the record the source gave (e.g. the file, line and reason).
+#: ``malformed``, or ``iso``: the input gives times as ISO-8601 text) and the record the source
+#: gave (e.g. the file, line and reason).
 Note = tuple[str, Any]
 
 
