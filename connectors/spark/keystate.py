@@ -15,17 +15,26 @@ the earlier micro-batches less the allowed lateness, the same for every group, s
 sees its events exactly as the single engine of ``reasoner run --lateness`` does
 (docs/scale-out.md).
 
-Spark's state of a group is one row (:data:`GROUP_STATE`): a *stamp* naming this write, the
-waiting events and bookkeeping as JSON (with the state format and the program's
-fingerprint), and the engine's snapshot (:mod:`reasoner.runtime.checkpoint`).
-:mod:`connectors.spark.live` keeps the group's live state in the Python worker that wrote
-it; a worker that finds another stamp (another worker wrote it, a restart, a batch run
-again) restores the group from the row: :meth:`GroupDetector.load`.
+Spark's state of a group is one row (:data:`GROUP_STATE`): a *stamp* naming this write, a
+*base* (the engine's snapshot, :mod:`reasoner.runtime.checkpoint`, and the events waiting
+then, with the bookkeeping, the state format and the program's fingerprint, as JSON) and a
+*log* of the micro-batches stepped since the base (each one's watermark and the events it
+took, as they came). A step writes the base as it was (not encoded again) and its log with
+one entry more; restoring the group restores the base and runs the log's batches again
+(their outputs dropped: the engine is deterministic, so the state is the same). A *full
+write* makes a new base and empties the log once the log is longer than the base, which
+bounds both what a restore runs again and the bytes of a row; a query with knowledge
+versions writes every batch in full (the version of a batch in the log is not kept once a
+later batch chose another). :mod:`connectors.spark.live` keeps the group's live state in the
+Python worker that wrote it; a worker that finds another stamp (another worker wrote it, a
+restart, a batch run again) restores the group from the row: :meth:`GroupDetector.load`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import io
 import json
 import math
 import pickle
@@ -59,12 +68,22 @@ Row = tuple[str, int, str, str, bool]
 Output = tuple[str, str, bytes | None]
 
 #: Spark's state of a key group: ``stamp`` (this write's name), ``meta`` (JSON: ``format``,
-#: ``program`` (the stage's fingerprint), ``arrivals``, ``iso`` (keys), ``pending``
-#: (``[end, arrival, event]`` per waiting event)) and ``engine`` (the engine's snapshot).
+#: ``program`` (the stage's fingerprint), and at the base ``arrivals``, ``iso`` (keys),
+#: ``pending`` (``[end, arrival, event]`` per waiting event); then ``log``: ``[watermark,
+#: [keys], [event, ...]]`` per micro-batch stepped since the base, the keys its input wrote
+#: ISO times for and the events it took, in arrival order) and ``engine`` (the base's
+#: engine snapshot).
 GROUP_STATE = "stamp string, meta string, engine binary"
 
-#: The format of the state rows this version writes (and the only one it reads).
-FORMAT = 3
+#: The format of the state rows this version writes. It also reads rows of format 3, which
+#: were a base without a log (a row of this format would be misread by the versions that
+#: wrote format 3, which refuse it).
+FORMAT = 4
+_READ = (3, FORMAT)
+
+#: The most micro-batches a row logs (a group called often with little input has a short
+#: log, but a restore runs every logged batch again).
+LOG_BATCHES = 32
 
 
 class StateError(ReasonerError):
@@ -83,6 +102,13 @@ class GroupState:
     #: each waiting event's snapshot JSON as it came, by arrival number (written back as is)
     texts: dict[int, str] = field(default_factory=dict)
     iso: set[str] = field(default_factory=set)
+    #: the last full write's engine snapshot (empty: none yet) and its JSON part, up to the
+    #: log (``{"format":...,"pending":[...]``)
+    base: bytes = b""
+    head: str = ""
+    #: the micro-batches stepped since the base, as JSON texts (:data:`GROUP_STATE`)
+    log: list[str] = field(default_factory=list)
+    logged: int = 0  # (their characters)
 
     @property
     def arrivals(self) -> int:
@@ -116,6 +142,9 @@ class GroupDetector:
         self.lateness = lateness
         self.keys = keys
         self.where = where
+        #: whether rows log the batches since their base (not with knowledge versions: a
+        #: restore could not take a logged batch's version again)
+        self.logging = stage.knowledge is None
 
     def new(self) -> GroupState:
         """A new group's state (a blank engine)."""
@@ -131,29 +160,38 @@ class GroupDetector:
             sorted run), and the time by which the group must be called again without input
             (its next waiting event or timer; None: none).
         """
-        out = self._take(group, rows, watermark)
-        texts = group.texts
-        ready: list[Event] = []
-        for arrival, event in group.waiting.due_arrivals(watermark):  # (by end, then arrival)
-            ready.append(event)
-            del texts[arrival]
-        detections = _run(group.engine, ready, watermark)
+        out, taken, keys = self._take(group, rows, watermark)
+        if self.logging:
+            entry = f"[{_write(encode(watermark))},{_write(keys)},[{','.join(taken)}]]"
+            group.log.append(entry)
+            group.logged += len(entry)
+        detections = _release(group, watermark)
         if detections:
             run = self._formatted(group, detections)
             out.append((DETECTION, str(len(run)), pickle.dumps(run, pickle.HIGHEST_PROTOCOL)))
         due = [t for t in (group.waiting.earliest, group.engine.next_timer) if t is not None]
         return out, min(due, default=None)
 
-    def _take(self, group: GroupState, rows: Iterable[Row], watermark: Time) -> list[Output]:
+    def _take(
+        self, group: GroupState, rows: Iterable[Row], watermark: Time
+    ) -> tuple[list[Output], list[str], list[str]]:
         """The new rows: late ones reported, the others waiting (numbered as they arrive, in
-        file and line order)."""
+        file and line order). Returns the outputs, the texts of the events taken and the keys
+        first seen with ISO times."""
         out: list[Output] = []
-        taken = 0
-        for file, line, key, text, iso in sorted(rows, key=_place):
-            event = decode(json.loads(text))
-            taken += 1
-            if iso:
-                group.iso.add(key)
+        ordered = sorted(rows, key=_place)
+        if not ordered:
+            return out, [], []
+        # (one JSON document for the batch: a parser call per event costs more than its text)
+        items = json.loads("[" + ",".join([row[3] for row in ordered]) + "]")
+        taken: list[str] = []
+        keys: list[str] = []
+        iso_keys, texts, waiting = group.iso, group.texts, group.waiting
+        for (file, line, key, text, iso), item in zip(ordered, items, strict=True):
+            event = decode(item)
+            if iso and key not in iso_keys:
+                iso_keys.add(key)
+                keys.append(key)
             if event.end < watermark:
                 reason = (
                     f"late: ends at {show(event.end)}, before the watermark {show(watermark)} "
@@ -162,10 +200,10 @@ class GroupDetector:
                 )
                 out.append((LATE, record(file, line, reason), None))
                 continue
-            group.texts[group.waiting.take(event)] = text
-        if taken:
-            out.append((EVENTS, str(taken), None))
-        return out
+            texts[waiting.take(event)] = text
+            taken.append(text)
+        out.append((EVENTS, str(len(ordered)), None))
+        return out, taken, keys
 
     def _formatted(self, group: GroupState, detections: list[Event]) -> list[tuple[Any, str]]:
         """The detections as ``reasoner run`` writes them (ISO times for the keys whose input
@@ -180,22 +218,40 @@ class GroupDetector:
         return run
 
     def dump(self, group: GroupState, stamp: str) -> tuple[str, str, bytes]:
-        """The group's state row (:data:`GROUP_STATE`), named ``stamp``."""
+        """The group's state row (:data:`GROUP_STATE`), named ``stamp``: its base and log, or
+        a full write (a new base, the log emptied) when the log is longer than the base."""
+        if (
+            not self.logging
+            or not group.base
+            or group.logged > len(group.base) + len(group.head)
+            or len(group.log) > LOG_BATCHES
+        ):
+            self._full(group)
+        return stamp, f'{group.head},"log":[{",".join(group.log)}]}}', group.base
+
+    def _full(self, group: GroupState) -> None:
+        """Make the group's state now its base (the engine's snapshot, the waiting events),
+        its log empty."""
         # (in order: one state writes one row, and the list read back is a heap as it is)
         texts, held = group.texts, sorted(group.waiting.buffer)
         pending = ",".join(f"[{_write(encode(e))},{n},{texts[n]}]" for e, n, _ in held)
-        head = {
+        group.head = _write(self._head(group))[:-1] + f',"pending":[{pending}]'
+        group.base = group.engine.snapshot()
+        group.log.clear()
+        group.logged = 0
+
+    def _head(self, group: GroupState) -> dict[str, Any]:
+        return {
             "format": FORMAT,
             "program": self.stage.fingerprint,
             "arrivals": group.arrivals,
             "iso": sorted(group.iso),
         }
-        meta = _write(head)[:-1] + f',"pending":[{pending}]}}'
-        return stamp, meta, group.engine.snapshot()
 
     def load(self, row: tuple[Any, ...], group: int, engine: Engine | None) -> GroupState:
         """The state of key group ``group`` from its state row, restored into ``engine`` (a
-        reused engine of this stage; None: a new one).
+        reused engine of this stage; None: a new one): its base, then its log's batches run
+        again.
 
         Raises:
             StateError: the row is corrupt, of another format or of another program.
@@ -203,7 +259,7 @@ class GroupDetector:
         try:
             meta = json.loads(row[1])
             found = meta.get("format") if isinstance(meta, dict) else None
-            if found != FORMAT:
+            if found not in _READ:
                 raise StateError(f"is of another state format ({found!r}; this version: {FORMAT})")
             if meta.get("program") != self.stage.fingerprint:
                 raise StateError("was written by another program (or other engine options)")
@@ -213,13 +269,40 @@ class GroupDetector:
                 waiting.buffer.append((decode(e), int(n), decode(d)))
                 texts[int(n)] = _write(d)
             heapq.heapify(waiting.buffer)  # (written sorted: already a heap)
-            engine = self._restored(bytes(row[2]), engine)
-            state = GroupState(engine, waiting, texts, {str(k) for k in meta["iso"]})
+            base = bytes(row[2])
+            engine = self._restored(base, engine)
+            state = GroupState(engine, waiting, texts, {str(k) for k in meta["iso"]}, base)
+            state.head = _write({**self._head(state), "pending": meta["pending"]})[:-1]
+            self._replay(state, meta.get("log", []))
         except StateError as error:
             raise self._error(group, str(error)) from None
-        except (SnapshotError, ValueError, TypeError, KeyError, IndexError) as error:
+        except (ReasonerError, ValueError, TypeError, KeyError, IndexError) as error:
             raise self._error(group, f"is corrupt ({error})") from None
         return state
+
+    def _replay(self, group: GroupState, log: list[Any]) -> None:
+        """Run the logged batches again on the group's base (their outputs dropped), and log
+        them again."""
+        if not isinstance(log, list):
+            raise ValueError("its log is not a list")
+        # (their printing actions printed when the batches ran)
+        with contextlib.redirect_stdout(io.StringIO()):
+            for watermark, keys, events in log:
+                at = decode(watermark)
+                if isinstance(at, bool) or not isinstance(at, int | Fraction):
+                    raise ValueError(f"a logged watermark is not a time: {watermark!r}")
+                if not isinstance(keys, list) or not isinstance(events, list):
+                    raise ValueError("a logged batch is not [watermark, [keys], [events]]")
+                group.iso.update(str(k) for k in keys)
+                for item in events:
+                    event = decode(item)
+                    if not isinstance(event, Event) or event.end < at:
+                        raise ValueError(f"a logged event is not one taken: {item!r}")
+                    group.texts[group.waiting.take(event)] = _write(item)
+                _release(group, at)
+                entry = _write([watermark, keys, events])
+                group.log.append(entry)
+                group.logged += len(entry)
 
     def _restored(self, snapshot: bytes, engine: Engine | None) -> Engine:
         """``engine`` (or a new one) holding ``snapshot``; an engine whose rules its actions
@@ -240,6 +323,17 @@ class GroupDetector:
             "resumed by these rules; resume it with the rules and version that wrote it, or "
             "start a new checkpoint folder (--checkpoint)"
         )
+
+
+def _release(group: GroupState, watermark: Time) -> list[Event]:
+    """Run every waiting event the watermark has passed (by end, then arrival) and move the
+    clock to it; the detections, in the order they were derived."""
+    texts = group.texts
+    ready: list[Event] = []
+    for arrival, event in group.waiting.due_arrivals(watermark):
+        ready.append(event)
+        del texts[arrival]
+    return _run(group.engine, ready, watermark)
 
 
 def _run(engine: Engine, events: list[Event], watermark: Time) -> list[Event]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from connectors.events.jsonl import JsonLinesWriter
 from connectors.events.times import TimeStyle
-from connectors.spark import live
+from connectors.spark import keystate, live
 from connectors.spark.detect import Stage
 from connectors.spark.keystate import (
     DETECTION,
@@ -210,7 +210,8 @@ def test_a_state_row_round_trips_and_a_live_state_is_reused_only_under_its_stamp
 @pytest.mark.parametrize(
     ("change", "reason"),
     [
-        (_changed('"format":3', '"format":2'), "of another state format (2; this version: 3)"),
+        (_changed('"format":4', '"format":2'), "of another state format (2; this version: 4)"),
+        (_changed('"format":4', '"format":5'), "of another state format (5; this version: 4)"),
         (_changed('"program":"', '"program":"x'), "was written by another program"),
         (_changed(cut=5), "is corrupt"),
         (_changed(cut=-5), "is corrupt"),
@@ -236,6 +237,116 @@ def test_a_state_row_of_another_program_is_refused() -> None:
         ours.load(_row(theirs), 0, None)
 
 
+def _batch(number: int) -> list[Row]:
+    """Micro-batch ``number`` of a stream of 3 stocks per batch (the last one late from the
+    fourth batch on, B with ISO times)."""
+    stocks = [
+        ("A", number % 4, 2 * number, False),
+        ("B", 5 - number % 3, 2 * number + 1, True),
+        ("A", 9, max(0, 2 * number - 4), False),
+    ]
+    return [
+        ("f", 3 * number + k, key, json.dumps(encode(Event("stock", (key, p, 1), t, t))), iso)
+        for k, (key, p, t, iso) in enumerate(stocks)
+    ]
+
+
+def _stepped(
+    detector: GroupDetector, batches: int, restore_every: int = 0
+) -> tuple[list[tuple[list[Any], Any]], list[tuple[str, str, bytes]], GroupState]:
+    """A group stepped through ``batches`` micro-batches of :func:`_batch` (the watermark
+    one before the batch's first end), its row written after each; restored from its row
+    before every ``restore_every``-th batch after the first (0: never). Returns each
+    batch's outputs and next call, each row, and the group."""
+    group, found, rows = detector.new(), [], []
+    for number in range(batches):
+        if rows and restore_every and number % restore_every == 0:
+            group = detector.load(rows[-1], 0, None)
+        found.append(detector.step(group, _batch(number), max(0, 2 * number - 1)))
+        rows.append(detector.dump(group, f"s{number}"))
+    return found, rows, group
+
+
+def _parsed(texts: dict[int, str]) -> dict[int, Any]:
+    return {n: json.loads(text) for n, text in texts.items()}
+
+
+def test_a_row_with_a_log_restores_the_uninterrupted_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keystate, "LOG_BATCHES", 4)  # (a row logs 4 batches at most)
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 1, Keys((), True), "/ck")
+    _, rows, _ = _stepped(detector, 12)
+    logs = [len(json.loads(row[1])["log"]) for row in rows]
+    assert logs == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]  # (full writes, logs of batches)
+    for stop, row in enumerate(rows, 1):  # a worker stops after batch `stop`; another restores
+        *_, group = _stepped(detector, stop)
+        restored = detector.load(row, 0, None)
+        assert (restored.arrivals, restored.iso) == (group.arrivals, group.iso)
+        assert _parsed(restored.texts) == _parsed(group.texts)
+        assert restored.engine.snapshot() == group.engine.snapshot()
+        again = detector.dump(restored, "s")  # (the same base and log)
+        assert (json.loads(again[1]), again[2]) == (json.loads(row[1]), row[2])
+
+
+@pytest.mark.parametrize(("restore_every", "log_batches"), [(1, 4), (2, 32), (3, 2), (5, 4)])
+def test_a_restored_group_steps_on_as_the_uninterrupted_one(
+    restore_every: int, log_batches: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keystate, "LOG_BATCHES", log_batches)
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 1, Keys((), True), "/ck")
+    found, _, _ = _stepped(detector, 14)
+    assert sum(kind == DETECTION for out, _ in found for kind, *_ in out) >= 5
+    assert sum(kind == LATE for out, _ in found for kind, *_ in out) >= 5
+    assert _stepped(detector, 14, restore_every)[0] == found
+
+
+def test_a_knowledge_query_writes_every_row_in_full() -> None:
+    stage = Stage(parse(PROGRAMS[0]), knowledge=lambda: Engine("").knowledge)
+    detector = GroupDetector(stage, 1, Keys((), True), "/ck")
+    assert not detector.logging
+    _, rows, _ = _stepped(detector, 4)
+    assert [json.loads(row[1])["log"] for row in rows] == [[], [], [], []]
+
+
+def _with_log(log: str) -> Any:
+    """A change of a state row: its log replaced by ``log`` (JSON text)."""
+
+    def change(row: tuple[str, str, bytes]) -> tuple[str, str, bytes]:
+        head = row[1][: row[1].index(',"log":')]
+        return row[0], f'{head},"log":{log}}}', row[2]
+
+    return change
+
+
+_STOCK = '["e","stock",["t","A",3,1],7,7]'
+
+
+@pytest.mark.parametrize(
+    ("log", "reason"),
+    [
+        ('{"a":1}', "its log is not a list"),
+        ("[[1,[]]]", "is corrupt (not enough values to unpack"),
+        ('[["x",[],[]]]', "a logged watermark is not a time"),
+        ('[[8,[],["stock"]]]', "a logged event is not one taken"),
+        (f"[[8,[],[{_STOCK}]]]", "a logged event is not one taken"),  # (before its watermark)
+        (f'[[5,"A",[{_STOCK}]]]', "a logged batch is not"),
+        ('[[5,[],[["z",1]]]]', "is corrupt (unknown tag"),
+    ],
+)
+def test_a_corrupt_or_foreign_log_is_refused_naming_the_checkpoint(log: str, reason: str) -> None:
+    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 0, Keys((), True), "/ck")
+    row = _with_log(log)(_row(detector))
+    with pytest.raises(StateError) as caught:
+        detector.load(row, 5, None)
+    message = str(caught.value)
+    assert message.startswith("/ck: the state of key group 5 is corrupt (")
+    assert reason in message
+    assert message.endswith("or start a new checkpoint folder (--checkpoint)")
+    good = _with_log(f"[[5,[],[{_STOCK}]]]")(_row(detector))  # (and a good one is taken)
+    assert detector.load(good, 5, None).arrivals == 3
+
+
 #: A state row as the streaming command wrote it before the engine options were one record
 #: (given as policy, tie-break and explain; arrival numbers from 0, the waiting events in
 #: arrival order), of the rules below: two micro-batches of stock(A, P, 1) at 4 (P 3), then
@@ -252,8 +363,9 @@ def test_a_state_row_written_before_options_were_one_record_resumes() -> None:
     detector = GroupDetector(Stage(program, options), 2, Keys((), True), "/ck")
     written = json.loads(EARLIER_ROW.read_text(encoding="utf-8"))
     row = (written["stamp"], written["meta"], written["engine"].encode())
-    group = detector.load(row, 0, None)  # (the same program fingerprint)
+    group = detector.load(row, 0, None)  # (the same program fingerprint; format 3: no log)
     assert (group.arrivals, len(group.waiting.buffer)) == (4, 4)
+    assert json.loads(detector.dump(group, "s2")[1])["format"] == 4
     out, due = detector.step(group, [], 10)
     lines = [line for kind, _, run in out if kind == DETECTION for _, line in pickle.loads(run)]
     assert lines == [
