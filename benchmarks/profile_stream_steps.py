@@ -56,7 +56,7 @@ def timed(split: dict[str, float]) -> None:
 
         return run
 
-    keystate._release = wrap(keystate._release, "engine")  # type: ignore[attr-defined]
+    keystate._release = wrap(keystate._release, "engine")
     GroupDetector._formatted = wrap(GroupDetector._formatted, "format")  # type: ignore[method-assign]
 
 
