@@ -165,8 +165,9 @@ class _Crash(Exception):
     pass
 
 
+@pytest.mark.parametrize("crash", [1, 2])  # (after 2: the state rows resumed have logs)
 def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, crash: int
 ) -> None:
     source = tmp_path / "source"
     source.mkdir()
@@ -180,7 +181,7 @@ def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
 
     def crash_after_writing(frame: DataFrame, batch: int) -> None:
         sink(frame, batch)
-        if batch == 1:  # written, but Spark has not recorded the batch as done
+        if batch == crash:  # written, but Spark has not recorded the batch as done
             raise _Crash
 
     session = spark.newSession()
@@ -196,8 +197,7 @@ def test_a_query_crashing_after_writing_a_batch_and_restarted_writes_the_same(
     with pytest.raises(Exception, match="_Crash"):
         query.awaitTermination()
     assert sorted(p.name for p in (crashed / "out" / "detections").iterdir()) == [
-        "batch-00000000.jsonl",
-        "batch-00000001.jsonl",
+        f"batch-{n:08d}.jsonl" for n in range(crash + 1)
     ]
     _stream(spark, source, crashed, 1, files_per_batch=1)  # restarted from the checkpoint
 
