@@ -75,9 +75,9 @@ Output = tuple[str, str, bytes | None]
 #: engine snapshot).
 GROUP_STATE = "stamp string, meta string, engine binary"
 
-#: The format of the state rows this version writes. It also reads rows of format 3, which
-#: were a base without a log (a row of this format would be misread by the versions that
-#: wrote format 3, which refuse it).
+#: The format of the state rows this version writes: 4 added the log (the versions that
+#: wrote format 3 refuse a row of format 4, whose log they would ignore). Rows of format 3
+#: are read as a base without a log.
 FORMAT = 4
 _READ = (3, FORMAT)
 
@@ -241,6 +241,7 @@ class GroupDetector:
         group.logged = 0
 
     def _head(self, group: GroupState) -> dict[str, Any]:
+        """The base's bookkeeping (JSON data), but its waiting events."""
         return {
             "format": FORMAT,
             "program": self.stage.fingerprint,
