@@ -289,16 +289,43 @@ def test_a_row_with_a_log_restores_the_uninterrupted_state(
         assert (json.loads(again[1]), again[2]) == (json.loads(row[1]), row[2])
 
 
-@pytest.mark.parametrize(("restore_every", "log_batches"), [(1, 4), (2, 32), (3, 2), (5, 4)])
+@pytest.mark.parametrize(
+    ("restore_every", "log_batches", "explain"),
+    [(1, 4, False), (2, 32, False), (3, 2, False), (5, 4, False), (1, 32, True), (3, 4, True)],
+)
 def test_a_restored_group_steps_on_as_the_uninterrupted_one(
-    restore_every: int, log_batches: int, monkeypatch: pytest.MonkeyPatch
+    restore_every: int, log_batches: int, explain: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(keystate, "LOG_BATCHES", log_batches)
-    detector = GroupDetector(Stage(parse(PROGRAMS[0])), 1, Keys((), True), "/ck")
+    stage = Stage(parse(PROGRAMS[0]), EngineOptions(explain=explain))
+    detector = GroupDetector(stage, 1, Keys((), True), "/ck")
     found, _, _ = _stepped(detector, 14)
     assert sum(kind == DETECTION for out, _ in found for kind, *_ in out) >= 5
     assert sum(kind == LATE for out, _ in found for kind, *_ in out) >= 5
     assert _stepped(detector, 14, restore_every)[0] == found
+
+
+#: Rules whose actions change the rules (a program of one key group).
+CHANGING = """noop <- a do ins_static_rule(s1 :- s2).
+noop <- c do ins_event_rule(r 'rule:' got(Y) <- x(Y)).
+noop <- k do del_event_rule(r).
+s2.
+seen(E) <- x(E) WHERE s1.
+"""
+
+
+@pytest.mark.parametrize("restores", [[False] * 6, [True] * 6, [False, False, True] * 2])
+def test_rule_changes_of_logged_batches_are_made_again_by_a_restore(restores: list[bool]) -> None:
+    batches = [
+        [Event("x", (1,), 1, 1), Event("a", (), 2, 2), Event("c", (), 3, 3)],
+        [Event("x", (4,), 4, 4), Event("k", (), 5, 5), Event("x", (6,), 6, 6)],
+        [Event("x", (7,), 7, 7), Event("tick", (), 100, 100)],
+    ]
+    detections, _ = simulate(CHANGING, "unrestricted", batches, 0, restores)
+    buffer = io.StringIO()
+    JsonLinesWriter(buffer, TimeStyle()).write_all(Engine(CHANGING).run(sum(batches, [])))
+    assert sorted(detections) == sorted(buffer.getvalue().splitlines(keepends=True))
+    assert len(detections) == 7  # (s1 holds from 2 on, got(Y) from 3 to 5)
 
 
 def test_a_knowledge_query_writes_every_row_in_full() -> None:
