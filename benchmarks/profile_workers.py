@@ -31,17 +31,16 @@ from connectors.events.run_session import RunSession
 from reasoner.runtime import worker
 
 
-def timed(share: Callable[..., None], folder: Path | None) -> Callable[..., None]:
+def timed(share: Callable[..., bool], folder: Path | None) -> Callable[..., bool]:
     """``work_share`` printing its worker's CPU (and profiling it into ``folder``)."""
 
-    def run(*args: Any, **kwargs: Any) -> None:
+    def run(*args: Any, **kwargs: Any) -> bool:
         began = time.process_time()
         profile = cProfile.Profile(time.process_time) if folder else None
         try:
             if profile is None:
-                share(*args, **kwargs)
-            else:
-                profile.runcall(share, *args, **kwargs)
+                return share(*args, **kwargs)
+            return bool(profile.runcall(share, *args, **kwargs))
         finally:
             spent = time.process_time()
             # One write, newline included: standard error is unbuffered, and print() writes

@@ -35,7 +35,7 @@ from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
 
     from connectors.events.checkpoints import Checkpoints, Resume
     from connectors.events.refresh import Refresher
@@ -289,7 +289,7 @@ class RunSession:
         finally:
             stop.waiting = False  # (the rest is finished, whatever comes)
 
-    def _read_by_workers(self) -> Iterator[list[Event]] | None:
+    def _read_by_workers(self) -> Generator[list[Event]] | None:
         """With workers, when they can read the input themselves (docs/scale-out.md, "Input
         read by the workers"): the detections as they become final; else None (the router
         reads). The options that act between two events of the merged stream (``strict``,
@@ -328,10 +328,14 @@ class RunSession:
         mark_style(source.fmt, self._style)  # (the router writes times as the input gives them)
         return engine.read_shares(sources, self._note)
 
-    def _replay_shared(self, shared: Iterator[list[Event]], publish: Publish) -> None:
+    def _replay_shared(self, shared: Generator[list[Event]], publish: Publish) -> None:
         """Write the detections the workers' run makes final, until it ends or a stop
         signal comes (the stream is then cut, as :meth:`_replay`'s)."""
         batch = 1 if self._out.isatty() else 1024
+        stop = self.stop
+        # A signal is taken between two lists: never inside a message from the workers, nor
+        # between writing detections and counting them.
+        stop.waiting = False
         try:
             for detections in shared:
                 if detections:
@@ -339,10 +343,11 @@ class RunSession:
                     self._pending += detections
                     if len(self._pending) >= batch:
                         self._write_pending()
-                if self.stop.signum is not None:
-                    raise Interrupted(self.stop.signum)
+                if stop.signum is not None:
+                    raise Interrupted(stop.signum)
         except Interrupted:
             self.interrupted = True
+            shared.close()  # (the workers end their shares where they are)
 
     def _note(self, note: tuple[str, Rejected]) -> None:
         """What a worker reading its share met: a malformed line, an event refused, or (``iso``)

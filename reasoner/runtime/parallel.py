@@ -20,7 +20,7 @@ import hashlib
 import math
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cache, cached_property, partial
 from itertools import islice
@@ -301,13 +301,15 @@ class ParallelEngine:
 
     def read_shares(
         self, sources: Sequence[Callable[[], Source]], on_note: Callable[[Note], None]
-    ) -> Iterator[list[Event]] | None:
+    ) -> Generator[list[Event]] | None:
         """Have worker ``i`` read and run its own share of the input (``sources[i]()``, the
         events of the keys it owns); the router runs the global stage and merges
         (:mod:`reasoner.runtime.shares`). Returns the detections as they become final (lists,
         in the defined order; then the stream is at its end), each note (rejection) handed
         to ``on_note`` in input order; None, nothing run, when a share cannot run alone (push
-        the events instead). EngineError without workers or with a lateness bound."""
+        the events instead). Closing the generator before its end (a stop) ends the workers'
+        shares where they are: the stream is cut, :meth:`stats` and :meth:`close` still
+        answer. EngineError without workers or with a lateness bound."""
         from reasoner.runtime.shares import ShareMerge
 
         if not self.workers or len(sources) != self.workers or self._lateness:
@@ -329,7 +331,7 @@ class ParallelEngine:
         merge.held.rows, self._pending = self._pending, []
         return self._merged(merge, on_note)
 
-    def _merged(self, merge: ShareMerge, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:
+    def _merged(self, merge: ShareMerge, on_note: Callable[[Note], None]) -> Generator[list[Event]]:
         yield from merge.run(on_note)
         self._now = max(self._now, merge.last)
 

@@ -143,11 +143,23 @@ class ShareMerge:
                     del waiting[connection]
             if waiting and min(self.until) > bound:
                 bound = min(self.until)
-                yield self._run(bound, on_note)
+                try:
+                    yield self._run(bound, on_note)
+                except GeneratorExit:  # (the caller stops reading: a stop signal)
+                    self._halt()
+                    raise
         self.post(("finish", self.last))  # (-inf: no events; each answers its last part)
         for connection in self.connections:
             self._take(connection.recv()[1])
         yield self._run(math.inf, on_note, self.last)
+
+    def _halt(self) -> None:
+        """Have every worker end its share now (it serves on: its counters can be asked
+        for); what they sent until then is dropped."""
+        self.post(("halt",))
+        for connection in self.connections:
+            while connection.recv()[0] != "halted":
+                pass
 
     def _take(self, part: tuple[Any, ...]) -> None:
         _, taken, run, feed, raw, errors, notes = part

@@ -78,8 +78,10 @@ def work(
                 engine.use_knowledge(message[1])
                 answer = None
             elif kind == "share":  # (it reads its own input: answered by parts, see shares)
-                work_share(connection, engine, message[1], reads, message[2])
-                continue
+                if work_share(connection, engine, message[1], reads, message[2]):
+                    continue
+                connection.close()  # (told to stop mid-share)
+                return
             elif kind == "stats":
                 answer = engine.stats()
             elif kind == "snapshot":
@@ -112,10 +114,11 @@ def work_share(
     factory: Callable[[], Source],
     reads: set[tuple[str, int]],
     size: int,
-) -> None:
+) -> bool:
     """A worker's side: open the share, answer whether it can run here, then (told ``go``)
     send its parts, ``done`` with its last end, and (told the stream's last end) the last part.
-    Any other answer to the opening (``skip``) leaves the engine untouched."""
+    ``skip`` as the answer to the opening leaves the engine untouched; ``halt`` ends the share
+    where it is. Returns False when the router said ``stop`` (the worker then ends)."""
     # Every row read and event run allocates a few tuples, nearly all freed by reference
     # counting: a young collection every 700 of them cost a tenth of a worker's time.
     thresholds = gc.get_threshold()
@@ -123,10 +126,11 @@ def work_share(
     try:
         source = factory()
         connection.send(("ok", source.open()))
-        if connection.recv()[0] != "go":
-            return
+        answer = connection.recv()[0]
+        if answer != "go":
+            return answer == "skip" or _halted(connection, answer)
         gc.freeze()  # (what was read and built stays: collections need not scan it again)
-        _run_share(connection, engine, source, reads, size)
+        return _run_share(connection, engine, source, reads, size)
     finally:
         gc.set_threshold(*thresholds)
 
@@ -137,8 +141,9 @@ def _run_share(
     source: Source,
     reads: set[tuple[str, int]],
     size: int,
-) -> None:
-    """Run the share's chunks (:func:`work_share`, once told to go)."""
+) -> bool:
+    """Run the share's chunks (:func:`work_share`, once told to go); False when told to
+    stop before the end."""
     # an engine's checks (no lateness: a share's events come in order)
     intake = Intake(event_arities(engine.program), engine.settings.max_span, 0)
     arities, limit = intake.arities, engine.settings.span_limit
@@ -161,9 +166,23 @@ def _run_share(
         if reads and events and not reads.isdisjoint(kinds(events)):
             raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads]
         connection.send(("part", _part(engine, taken, now, reads, notes, raw)))
+        if connection.poll():  # (before ``done`` the router sends only ``halt`` or ``stop``)
+            return _halted(connection, connection.recv()[0])
     connection.send(("done", engine.now))
-    _, until = connection.recv()
-    connection.send(("part", _part(engine, [], until, reads, [], [])))
+    kind, *until = connection.recv()
+    if kind != "finish":
+        return _halted(connection, kind)
+    connection.send(("part", _part(engine, [], until[0], reads, [], [])))
+    return True
+
+
+def _halted(connection: Connection, kind: str) -> bool:
+    """The share cut short by the router: told ``halt``, the worker says so and serves on
+    (True); told ``stop``, it ends (False)."""
+    if kind == "halt":
+        connection.send(("halted", None))
+        return True
+    return False
 
 
 def _part(

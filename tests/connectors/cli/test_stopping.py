@@ -121,6 +121,33 @@ def test_sigterm_mid_stream_writes_a_prefix_and_a_checkpoint_resumes_it(
     assert not (folder / "checkpoint").exists()
 
 
+def test_sigterm_while_the_workers_read_their_shares_stops_them_at_once(tmp_path: Path) -> None:
+    # The workers read the JSON lines themselves: told to stop, each ends after the part in
+    # hand (no traceback, no reading to the end of its share first).
+    rng = random.Random(32)
+    events, rules = tmp_path / "events.jsonl", tmp_path / "ticker.event"
+    rules.write_text(RULES, encoding="utf-8")
+    total = 400_000
+    with open(events, "w", encoding="utf-8") as f:
+        for t in range(total):
+            args = [rng.randint(1, 100), round(rng.uniform(10, 20), 2), 5]
+            f.write(json.dumps({"name": "stock", "args": args, "time": t // 4}) + "\n")
+    out = tmp_path / "out.jsonl"
+    argv = ["run", str(rules), "--events", str(events), "--workers", "2", "--output", str(out)]
+    run = background(argv, stderr=subprocess.PIPE)
+    until(lambda: out.exists() and out.stat().st_size > 0, "first detections", run)
+    run.send_signal(signal.SIGTERM)
+    status, stderr = finished(run)
+    assert status == 143, stderr
+    assert "Traceback" not in stderr
+    summary = stderr.splitlines()[-1]
+    assert summary.endswith(", terminated"), stderr
+    assert int(summary.split()[0]) < total  # (cut mid-stream)
+    written = out.read_text(encoding="utf-8")
+    assert written.endswith("\n")
+    assert f", {written.count(chr(10))} detections written" in summary
+
+
 def test_sigint_ignored_at_start_still_stops_a_live_run_with_130() -> None:
     # The command's own handler, not the inherited state, decides: SIGINT stops it.
     rules = str(ROOT / "rules" / "stock_ticker.event")
