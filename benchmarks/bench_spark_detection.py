@@ -320,6 +320,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "latency_p50_s": round(statistics.median(latencies), 3),
         "latency_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
         "latency_max_s": round(latencies[-1], 3),
+        "phases_p50_ms": phases(progress),
         "group_steps": sink.counts["group_steps"],
         "live_reused": sink.counts["reused"],  # (group steps that restored nothing)
         "state_keys": companies,
@@ -327,6 +328,20 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "state_bytes_per_key": round(state["memoryUsedBytes"] / companies),
         "reasoner_run": run,
     }
+
+
+def phases(progress: list[dict[str, Any]]) -> dict[str, float]:
+    """Where a micro-batch's time goes: the median over the batches with data of each of
+    Spark's ``durationMs`` phases (``addBatch``: the batch's job, the sink included;
+    ``triggerExecution``: the whole batch) and of the state operator's update and commit
+    times (milliseconds)."""
+    found: dict[str, list[float]] = {}
+    for p in progress:
+        for name, ms in p["durationMs"].items():
+            found.setdefault(name, []).append(ms)
+        for name in ("allUpdatesTimeMs", "commitTimeMs"):
+            found.setdefault(f"state.{name}", []).append(p["stateOperators"][0][name])
+    return {name: statistics.median(values) for name, values in sorted(found.items())}
 
 
 def _cpu_split() -> dict[str, float]:

@@ -10,8 +10,8 @@ prepares what every worker would otherwise redo on its first task, then Spark's 
   second per worker on the shared 2-core machine. When this interpreter has pyspark and py4j
   installed (a local master runs the driver's interpreter, whose pyspark is the one Spark
   runs), the archives are left off the path.
-* It imports the archive replay's modules, so that each forked worker has them (each would
-  import them on its first task).
+* It imports the archive replay's and the streaming query's modules, so that each forked
+  worker has them (each would import them on its first task).
 """
 
 import os
@@ -35,11 +35,12 @@ def installed_pyspark() -> None:
 
 
 def main() -> None:
-    """Run Spark's daemon on the installed pyspark, the replay's modules imported."""
+    """Run Spark's daemon on the installed pyspark, the replay's and stream's modules imported."""
     installed_pyspark()
     from pyspark.daemon import manager
 
     import connectors.spark.replay  # noqa: F401  (imported for the workers it forks)
+    import connectors.spark.stream  # noqa: F401
 
     manager()
 

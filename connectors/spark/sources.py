@@ -16,7 +16,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from connectors.events.inputs import open_events
@@ -27,28 +26,15 @@ from reasoner.runtime.batches import key_text
 from reasoner.runtime.checkpoint import encode
 from reasoner.runtime.events import Event
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
 #: The group of a program that does not partition, and the group rejected lines pass through.
 WHOLE, REJECTS = "", "\0rejects"
 
 #: What Spark's timestamps and pandas hold: event times (seconds) below this are accepted.
 LAST_TIME = 4_500_000_000  # 2112-08-07
 
-#: The columns of a parsed row (a rejected line has no event and a reason) and their types.
-_COLUMNS = (
-    ("key", "string"),
-    ("file", "string"),
-    ("line", "int"),
-    ("event", "string"),
-    ("reason", "string"),
-    ("iso", "boolean"),
-    ("end_us", "long"),
-)
-#: Those columns as a Spark schema.
-SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS)
-
+#: A parsed row: key, file, line, the event as snapshot JSON (None: a rejected line), the
+#: reason of a rejected line (else None), whether the file wrote ISO times, the event's end
+#: in microseconds.
 ParsedRow = tuple[str, str, int, str | None, str | None, bool, int]
 
 
@@ -74,18 +60,6 @@ def local_path(uri: str) -> str:
     """A file URI as Spark gives it, as a path for messages (other schemes kept)."""
     parsed = urlparse(uri)
     return unquote(parsed.path) if parsed.scheme == "file" else uri
-
-
-def arrow_schema() -> pa.Schema:
-    """:data:`SCHEMA` as an Arrow schema (for Arrow batches of parsed rows).
-
-    >>> arrow_schema().field("line").type
-    DataType(int32)
-    """
-    import pyarrow as pa
-
-    types = {"string": pa.string(), "int": pa.int32(), "boolean": pa.bool_(), "long": pa.int64()}
-    return pa.schema([(name, types[kind]) for name, kind in _COLUMNS])
 
 
 class SourceError(ReasonerError):

@@ -3,10 +3,13 @@
 The query (docs/scale-out.md, "Spark"):
 
 1. a file source (``binaryFile``, its paths only) takes every new file of the folder; a Python
-   worker reads it with the reader of ``reasoner run`` (:mod:`connectors.spark.sources`);
-2. the event time is an event-time watermark with the allowed lateness as its delay;
+   worker reads it with the reader of ``reasoner run`` (:mod:`connectors.spark.sources`) and
+   packs its rows by key group: Spark moves a few rows per file and group, not one per event;
+2. the event time is an event-time watermark with the allowed lateness as its delay (a pack's
+   time: its latest end);
 3. the events are grouped by partition key value, the keys hashed into :data:`KEY_GROUPS`
-   key groups, and each group runs its keys in one engine with ``applyInPandasWithState``:
+   key groups (Spark's ``pmod(hash(key), n)``, :mod:`connectors.spark.keyhash`), and each
+   group runs its keys in one engine with ``applyInPandasWithState``:
    the engine's snapshot and the events waiting for the watermark are the group's state in
    Spark's state store, the Python worker that wrote it keeps it live for the next
    micro-batch (:mod:`connectors.spark.live`), and an event-time timeout calls a group again
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -41,6 +44,7 @@ from connectors.events.jsonl import read_jsonl
 from connectors.events.refresh import Refresher
 from connectors.spark import live
 from connectors.spark.detect import Stage
+from connectors.spark.keyhash import key_group
 from connectors.spark.keystate import (
     DETECTION,
     EVENTS,
@@ -56,14 +60,7 @@ from connectors.spark.keystate import (
     timeout_millis,
 )
 from connectors.spark.runs import merge_runs
-from connectors.spark.sources import (
-    REJECTS,
-    SCHEMA,
-    Keys,
-    SourceError,
-    arrow_schema,
-    listed_rows,
-)
+from connectors.spark.sources import Keys, ParsedRow, SourceError, listed_rows
 from connectors.spark.versions import PROPERTY, Versions, current
 from reasoner.aside import write_aside
 from reasoner.compiler.partition import analyse
@@ -152,29 +149,62 @@ def with_knowledge(job: Job, folder: Path) -> Job:
 
 def _parse(job: Job) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
-
         arities = {name: set(a) for name, a in job.arities}
-        schema = arrow_schema()
         for batch in batches:
             files = zip(*(batch.column(c).to_pylist() for c in _LISTED), strict=True)
-            rows = [
+            rows = (
                 row
                 for uri, size, listed in files
                 for row in listed_rows(uri, size, listed, job.fmt, job.keys, arities)
-            ]
-            columns = zip(*rows, strict=True) if rows else ([] for _ in schema)
-            arrays = [pa.array(c, f.type) for c, f in zip(columns, schema, strict=True)]
-            yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+            )
+            yield _packed(rows)
 
     return parse
 
 
-#: The columns of a parsed row a key group takes (:data:`~connectors.spark.keystate.Row`).
-_ROW = ("file", "line", "key", "event", "iso")
-
 #: The columns of the file source a worker reads: the path, and the size and time listed.
 _LISTED = ("path", "length", "modificationTime")
+
+#: The file reader's rows, packed: a key group, the latest end among the rows (microseconds)
+#: and the rows (:data:`~connectors.spark.keystate.Row` of its events, or ``(file, line,
+#: reason)`` of rejected lines in :data:`_REJECTS_GROUP`), pickled, at most :data:`PACK` a
+#: row. (Spark handling each event as a row of its own, through the shuffle, the sort, the
+#: stateful operator and a pandas frame per group, cost more than the events' steps.)
+_PACKED = "group int, end_us long, rows binary"
+PACK = 4096
+
+
+def _packed(rows: Iterable[ParsedRow]) -> pa.RecordBatch:
+    """The rows packed by key group (:data:`_PACKED`), in the order they were read."""
+    import pyarrow as pa
+
+    groups: dict[int, list[tuple[Any, ...]]] = {}
+    ends: dict[int, int] = {}
+    for key, file, line, event, reason, iso, end_us in rows:
+        if event is None:
+            group, row = _REJECTS_GROUP, (file, line, reason)
+        else:
+            group, row = key_group(key, KEY_GROUPS), (file, line, key, event, iso)
+        groups.setdefault(group, []).append(row)
+        ends[group] = max(ends.get(group, end_us), end_us)
+    packs = [
+        (group, ends[group], pickle.dumps(part[start : start + PACK], pickle.HIGHEST_PROTOCOL))
+        for group, part in groups.items()
+        for start in range(0, len(part), PACK)
+    ]
+    columns = zip(*packs, strict=True) if packs else ([], [], [])
+    types = (pa.int32(), pa.int64(), pa.binary())
+    arrays = [pa.array(c, t) for c, t in zip(columns, types, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, names=["group", "end_us", "rows"])
+
+
+def _unpacked(frames: Iterator[pd.DataFrame]) -> list[Any]:
+    """The rows of a key group's packs."""
+    rows: list[Any] = []
+    for frame in frames:
+        for pack in frame["rows"].tolist():
+            rows += pickle.loads(pack)
+    return rows
 
 
 def _detect(
@@ -188,12 +218,10 @@ def _detect(
         columns = ["kind", "text", "run"]
         group = int(key[0])
         if group == _REJECTS_GROUP:
-            text = _rejected(frames)
+            text = [record(*row) for row in sorted(_unpacked(frames))]
             yield pd.DataFrame({"kind": REJECT, "text": text, "run": None}, columns=columns)
             return
-        rows: list[Row] = []
-        for frame in frames:
-            rows += zip(*(frame[c].tolist() for c in _ROW), strict=True)
+        rows: list[Row] = _unpacked(frames)
         watermark = from_millis(state.getCurrentWatermarkMs())
         detector = job.detector()
         live_state, reused = live.take(detector, group, tuple(state.get) if state.exists else None)
@@ -209,16 +237,6 @@ def _detect(
         yield pd.DataFrame(out, columns=columns)
 
     return detect
-
-
-def _rejected(frames: Iterator[pd.DataFrame]) -> list[str]:
-    """Rejected lines as JSON records, in file and line order."""
-    rows = sorted(
-        (str(f), int(n), str(r))
-        for frame in frames
-        for f, n, r in frame[["file", "line", "reason"]].itertuples(index=False)
-    )
-    return [record(*row) for row in rows]
 
 
 # ---------------------------------------------------------------- on the driver
@@ -313,16 +331,12 @@ def build_query(
     if files_per_batch is not None:
         reader = reader.option("maxFilesPerTrigger", files_per_batch)
     files = reader.load(source).select(*_LISTED)  # (the contents are not read)
-    parsed = files.mapInArrow(_parse(job), SCHEMA)
+    packed = files.mapInArrow(_parse(job), _PACKED)
     delay_ms = SHIFT * 1000 + round(job.lateness * 1000)
-    timed = parsed.withColumn(
-        "time", F.timestamp_micros(F.col("end_us") + F.lit(SHIFT * 1_000_000))
-    ).withWatermark("time", f"{delay_ms} milliseconds")
-    group = F.when(F.col("key") == REJECTS, F.lit(_REJECTS_GROUP)).otherwise(
-        F.pmod(F.hash("key"), F.lit(KEY_GROUPS))
-    )
+    time = F.timestamp_micros(F.col("end_us") + F.lit(SHIFT * 1_000_000))
     return (
-        timed.withColumn("group", group)
+        packed.select("group", "rows", time.alias("time"))
+        .withWatermark("time", f"{delay_ms} milliseconds")
         .groupBy("group")
         .applyInPandasWithState(
             _detect(job), _OUTPUT, GROUP_STATE, "append", GroupStateTimeout.EventTimeTimeout
