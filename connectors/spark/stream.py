@@ -181,6 +181,7 @@ def _packed(rows: Iterable[ParsedRow]) -> pa.RecordBatch:
     groups: dict[int, list[tuple[Any, ...]]] = {}
     ends: dict[int, int] = {}
     for key, file, line, event, reason, iso, end_us in rows:
+        row: tuple[Any, ...]
         if event is None:
             group, row = _REJECTS_GROUP, (file, line, reason)
         else:
