@@ -269,7 +269,7 @@ class GroupDetector:
             for e, n, d in meta["pending"]:
                 waiting.buffer.append((decode(e), int(n), decode(d)))
                 texts[int(n)] = _write(d)
-            heapq.heapify(waiting.buffer)  # (written sorted: already a heap)
+            heapq.heapify(waiting.buffer)  # (format 3 rows list them in arrival order)
             base = bytes(row[2])
             engine = self._restored(base, engine)
             state = GroupState(engine, waiting, texts, {str(k) for k in meta["iso"]}, base)
