@@ -23,13 +23,18 @@ _names, _args, _starts, _ends = itemgetter(0), itemgetter(1), itemgetter(2), ite
 
 
 def acceptable(
-    chunk: Sequence[Event], now: Any, arities: dict[str, set[int]], span_limit: Any
+    chunk: Sequence[Event],
+    now: Any,
+    arities: dict[str, set[int]],
+    span_limit: Any,
+    types: set[Kind] | None = None,
 ) -> bool:
     """Whether an engine at time ``now`` (without a lateness bound) takes every event of
     ``chunk``, one after the other: Events with exact number times, each starting at or
     after 0 and ending at or after its start, the ends never going back from ``now``, none
     lasting longer than ``span_limit``, every known name with one of its arities. False
-    when any check fails (the caller then checks the events one by one, for the reasons)."""
+    when any check fails (the caller then checks the events one by one, for the reasons).
+    ``types``: the chunk's :func:`kinds` when the caller has them (not computed again)."""
     if set(map(type, chunk)) != {Event}:
         return False
     ends = list(map(_ends, chunk))
@@ -47,7 +52,7 @@ def acceptable(
         and (span_limit == math.inf or max(map(sub, ends, starts)) <= span_limit)
     ):
         return False
-    for name, arity in kinds(chunk):
+    for name, arity in kinds(chunk) if types is None else types:
         known = arities.get(name)
         if known is not None and arity not in known:
             return False

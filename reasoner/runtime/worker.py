@@ -149,7 +149,9 @@ def _run_share(
     arities, limit = intake.arities, engine.settings.span_limit
     for chunk in source.chunks(size):
         events, seqs, notes, now = chunk.events, chunk.seqs, chunk.notes, engine.now
-        if events and acceptable(events, now, arities, limit):
+        # (the event types once: the checks and the global stage's reads both want them)
+        types = kinds(events)
+        if events and acceptable(events, now, arities, limit, types):
             taken, now = list(zip(seqs, events, strict=True)), events[-1][3]
         else:  # the engine's checks one by one, for the reasons (in input order)
             taken = []
@@ -163,7 +165,7 @@ def _run_share(
         # the input events the global stage reads (none of a type it does not read: no test
         # per event)
         raw = []
-        if reads and events and not reads.isdisjoint(kinds(events)):
+        if reads and events and not reads.isdisjoint(types):
             raw = [(seq, e) for seq, e in taken if (e[0], len(e[1])) in reads]
         connection.send(("part", _part(engine, taken, now, reads, notes, raw)))
         if connection.poll():  # (before ``done`` the router sends only ``halt`` or ``stop``)

@@ -64,6 +64,11 @@ def test_ends_before_now_or_going_back_are_unacceptable() -> None:
     assert acceptable([Event.at("a", (1,), 0), GOOD[0]], -math.inf, ARITIES, 2)
 
 
+def test_the_types_a_caller_gives_are_checked_as_the_chunks() -> None:
+    assert acceptable(GOOD, 2, ARITIES, 2, kinds(GOOD))
+    assert not acceptable(GOOD, 2, ARITIES, 2, {("b", 1)})  # (used as given: b takes 2)
+
+
 def test_kinds() -> None:
     assert kinds(GOOD) == {("a", 1), ("b", 2), ("zzz", 0)}
     assert kinds([Event.at("a", (1,), 1), Event.at("a", (1, 2), 1)]) == {("a", 1), ("a", 2)}
