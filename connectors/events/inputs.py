@@ -97,8 +97,9 @@ class InputFormat:
             files arrive).
         split: how the input may be divided between workers (:data:`Split`).
         rdf: whether it is read with :func:`rdf_options` (a stream of RDF graphs).
-        key_of: for ``files``: the key a file holds (files of one key go to one worker);
-            None: each file its own.
+        key_of: for ``files``: the key a file holds (files of one key go to one worker),
+            read from as little of it as tells (a file it names a key for may still be
+            refused when read); None: each file its own.
         holds: for ``files``: the events a file holds, ``(name, arity, position)``: every
             one has the file's key at that argument position.
         in_order: for ``files``: the events of the files' readings merged by time, read at
@@ -147,9 +148,9 @@ def _mesowest_in_order(files: Sequence[Any]) -> Iterator[Event] | None:
 
 
 def _station_of(path: str) -> str:
-    from connectors.mesowest.reader import MesoWestFile
+    from connectors.mesowest.reader import station_of
 
-    return MesoWestFile(path).station.id
+    return station_of(path)
 
 
 def _read_rdf(share: Share, context: ReadContext) -> Reading:

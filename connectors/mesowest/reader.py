@@ -277,6 +277,35 @@ class MesoWestFile:
         return values
 
 
+def station_of(path: str | Path) -> str:
+    """The station an export's header names (its ``# STATION:`` line), read without the rest of
+    the header: what ``MesoWestFile(path).station.id`` gives for a file that opens (a broken
+    header is found when the file is read).
+
+    Raises:
+        InputFormatError: the file cannot be read, or its header names no station.
+
+    Example:
+        >>> station_of("data/mesowest/sample/KSLC.csv")
+        'KSLC'
+    """
+    ident = ""
+    try:
+        with open(path, encoding="utf-8", newline="") as stream:
+            for line in stream:
+                if line.startswith("#"):
+                    match = _HEADER.fullmatch(line.strip())
+                    if match and match["key"].upper() == "STATION":  # (the last one counts)
+                        ident = match["value"].strip()
+                elif line.strip():
+                    break
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"{path}: cannot read MesoWest file: {exc}") from exc
+    if not ident:
+        raise InputFormatError(f"{path}:1: header lacks the '# STATION: ...' line")
+    return ident
+
+
 def condition_value(cell: str) -> Value:
     """A condition cell's value: an integer code, the text, or ``none`` when missing.
 

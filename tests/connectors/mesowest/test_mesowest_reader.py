@@ -5,6 +5,7 @@ import pytest
 
 from connectors.events import InputFormatError, Rejected
 from connectors.mesowest import MesoWestFile, Station, read_mesowest, write_mesowest
+from connectors.mesowest.reader import station_of
 from connectors.mesowest.units import CANONICAL, known_units
 from reasoner.runtime.events import Event
 
@@ -209,6 +210,21 @@ def test_broken_headers_raise(tmp_path: Path, text: str, message: str) -> None:
 def test_missing_file_raises(tmp_path: Path) -> None:
     with pytest.raises(InputFormatError, match="cannot read MesoWest file"):
         MesoWestFile(tmp_path / "absent.csv")
+
+
+def test_the_station_of_a_header_is_the_files(tmp_path: Path) -> None:
+    sample = sorted(Path("data/mesowest/sample").glob("*.csv"))
+    assert [station_of(p) for p in sample] == [MesoWestFile(p).station.id for p in sample]
+    two = _file(tmp_path, "K1", "# STATION:  K2 \nStation_ID,Date_Time\n,\nK2,2021-01-10T00:00Z\n")
+    assert station_of(two) == MesoWestFile(two).station.id == "K2"  # (the last line counts)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("# STATION: K\nStation_ID,Date_Time\n")  # (no units row: found when read)
+    assert station_of(bad) == "K"
+    bad.write_text("# LATITUDE: 1\nStation_ID,Date_Time\n# STATION: K\n,\n")
+    with pytest.raises(InputFormatError, match="lacks the '# STATION"):
+        station_of(bad)
+    with pytest.raises(InputFormatError, match="cannot read MesoWest file"):
+        station_of(tmp_path / "absent.csv")
 
 
 def test_several_stations_merge_in_time_order(tmp_path: Path) -> None:
