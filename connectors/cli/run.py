@@ -391,8 +391,10 @@ def _engine(
         )
     if args.workers < 1:
         raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
+    from connectors.events.inputs import load_reader
     from reasoner.runtime.parallel import ParallelEngine
 
+    load_reader(args.format)  # (before the fork: the workers reading their files inherit it)
     return ParallelEngine(
         program,
         workers=args.workers,
