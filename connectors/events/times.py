@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
+from functools import lru_cache
 
 from reasoner.values import Time
 
@@ -81,6 +82,9 @@ def iso_to_epoch(text: str) -> Time:
     return int(seconds) if seconds.is_integer() else seconds
 
 
+# (an output's times recur: a reading's time in every station's detections, a detection's start
+# and end in its sources' and others'; formatting one costs 100 times a lookup)
+@lru_cache(maxsize=4096)
 def epoch_to_iso(seconds: Time) -> str:
     """Format epoch seconds as UTC ISO-8601 text ending in ``Z``.
 
