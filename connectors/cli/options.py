@@ -47,6 +47,22 @@ def add_engine_options(group: Any) -> None:
     )
 
 
+def whole(value: float) -> float:
+    """A number from the command line as the engine and saved state write it: an int when
+    whole (``3``, not ``3.0``).
+
+    >>> whole(3.0), whole(2.5)
+    (3, 2.5)
+    """
+    return int(value) if float(value).is_integer() else value
+
+
+def at_least_one(option: str, value: int | None) -> None:
+    """Raise ReasonerError for an ``option`` given below 1 (None: not given)."""
+    if value is not None and value < 1:
+        raise ReasonerError(f"{option} must be at least 1, not {value}")
+
+
 def add_knowledge_options(group: Any) -> None:
     """--knowledge, --store and --entailment (an ``argparse`` group or parser)."""
     group.add_argument(

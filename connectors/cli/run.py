@@ -37,8 +37,10 @@ from connectors.cli.options import (
     add_knowledge_options,
     add_rdf_time,
     add_refresh_option,
+    at_least_one,
     check_refresh,
     knowledge_base,
+    whole,
 )
 from connectors.events.inputs import FORMATS
 from connectors.events.run_session import SKIPPED, STOPPED, RunInput, RunOutput
@@ -253,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     from connectors.events.run_session import RunSession
     from connectors.events.stopping import graceful_stop
 
-    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    lateness = whole(args.lateness)
     _check(args)
     with graceful_stop() as stop, ExitStack() as stack:
         checkpoints, resume = _checkpoints(args, lateness)
@@ -389,8 +391,7 @@ def _engine(
             explain=args.explain,
             **options,
         )
-    if args.workers < 1:
-        raise ReasonerError(f"--workers must be at least 1, not {args.workers}")
+    at_least_one("--workers", args.workers)
     from connectors.events.inputs import load_reader
     from reasoner.runtime.parallel import ParallelEngine
 

@@ -38,8 +38,10 @@ from connectors.cli.options import (
     add_master_option,
     add_rdf_time,
     add_refresh_option,
+    at_least_one,
     check_refresh,
     knowledge_base,
+    whole,
 )
 from connectors.cli.run import SKIPPED
 from connectors.events.inputs import FORMATS, REGISTRY, format_names
@@ -249,16 +251,14 @@ def stream(args: argparse.Namespace) -> int:
     """
     from connectors.events.stopping import graceful_stop
 
-    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    lateness = whole(args.lateness)
     if lateness < 0:
         raise ReasonerError(f"--lateness must not be negative, not {args.lateness}")
     if args.host is not None and args.serve is None:
         raise ReasonerError("--host needs --serve: nothing to serve")
     when = trigger(args.trigger)
-    if args.files_per_batch is not None and args.files_per_batch < 1:
-        raise ReasonerError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
-    if args.state_partitions is not None and args.state_partitions < 1:
-        raise ReasonerError(f"--state-partitions must be at least 1, not {args.state_partitions}")
+    at_least_one("--files-per-batch", args.files_per_batch)
+    at_least_one("--state-partitions", args.state_partitions)
     if not Path(args.source).is_dir():
         raise ReasonerError(f"{args.source}: no such folder (--source)")
     with graceful_stop() as stop:
@@ -387,7 +387,7 @@ def _replay(
     from reasoner.runtime.options import EngineOptions
 
     out.mkdir(parents=True, exist_ok=True)
-    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    lateness = whole(args.lateness)
     options = EngineOptions(
         policy=args.policy,
         tie_break=args.tie_break,

@@ -23,6 +23,7 @@ from connectors.cli.options import (
     add_knowledge_options,
     add_rdf_time,
     knowledge_base,
+    whole,
 )
 from connectors.events.inputs import FORMATS
 from reasoner.errors import ReasonerError
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     def locate(event: Event) -> str | None:
         return next((f"{p.file}:{p.line}" for p in positions if p.holds(event)), None)
 
-    lateness = int(args.lateness) if float(args.lateness).is_integer() else args.lateness
+    lateness = whole(args.lateness)
     answer = why_not(
         program,
         merge_streams(*streams),
@@ -163,7 +164,7 @@ def _number(text: str) -> Any:
         value = float(text)
     except ValueError:
         return text
-    return int(value) if value.is_integer() else value
+    return whole(value)
 
 
 def _same(value: Any) -> Any:

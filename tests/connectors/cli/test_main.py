@@ -70,3 +70,30 @@ def test_python_dash_m_runs_the_same_commands(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "connectors.mesowest", *argv], **common)
     assert done.returncode == 1
     assert done.stderr.startswith("reasoner: unknown station(s) KZZZ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--workers", "0"], "--workers must be at least 1, not 0"),
+        (["spark", "stream", "--files-per-batch", "0"],
+         "--files-per-batch must be at least 1, not 0"),
+        (["spark", "stream", "--state-partitions", "-2"],
+         "--state-partitions must be at least 1, not -2"),
+        (["spark", "stream", "--lateness", "-1"], "--lateness must not be negative, not -1.0"),
+    ],
+)  # fmt: skip
+def test_counts_below_one_are_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text("", encoding="utf-8")
+    rules = str(ROOT / "rules" / "stock_ticker.event")
+    command, rest = argv[:-2], argv[-2:]
+    if command == ["run"]:
+        rest += ["--events", str(events)]
+    else:  # (refused before Spark starts or the folders are read)
+        rest += ["--source", str(tmp_path), "--out", str(tmp_path / "out")]
+        rest += ["--checkpoint", str(tmp_path / "checkpoint")]
+    assert main([*command, rules, *rest]) == 1
+    assert capsys.readouterr().err == f"reasoner: {message}\n"
