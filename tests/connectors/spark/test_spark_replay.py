@@ -469,13 +469,13 @@ def test_explain_writes_what_reasoner_run_workers_explain_writes(
 
 def test_an_executor_that_cannot_write_the_runs_folder_is_reported(tmp_path: Path) -> None:
     from connectors.spark.detect import Stage
-    from connectors.spark.replay import _KeyedTask, check_runs
+    from connectors.spark.replay import _KeyedTask, check_runs, keyed_record
     from reasoner.language.loader import load_rules
 
     stage = Stage(load_rules("c(K, X) <- a(K, X)."))
     absent = tmp_path / "absent"  # (the driver's folder, not on this executor)
     task = _KeyedTask(stage, 1, set(), False, str(absent), None)
-    [failed] = task(0, [(0, 0, Event.at("a", ("k", 1), 1), "k")])
+    [failed] = task(0, [keyed_record([0], [Event.at("a", ("k", 1), 1)])])
     written = re.escape(str(absent / ".run-00000.")) + "[0-9a-f]+"  # (written aside)
     host = re.escape(socket.gethostname())
     assert re.fullmatch(f"on {host}: \\[Errno 2\\] No such file or directory: '{written}'", failed)
