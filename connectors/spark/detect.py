@@ -5,8 +5,9 @@ analysis of :mod:`reasoner.compiler.partition`), the engine options and the know
 Python worker compiles a stage once and keeps the engine (compiling takes a tenth of a
 second); for every key it puts the engine back into a blank state, or into the key's saved
 state, with ``Engine.restore`` (a fraction of a millisecond), runs the key's events and
-returns what they derived. Archive replay (:mod:`connectors.spark.replay`) runs each key once
-from blank; a streaming query keeps each key's state bytes between micro-batches.
+returns what they derived. Archive replay (:mod:`connectors.spark.replay`) runs each partition's
+keys together, once, from blank; a streaming query keeps each key's state bytes between
+micro-batches.
 """
 
 from __future__ import annotations

@@ -4,20 +4,25 @@ The job (docs/scale-out.md, "Spark"):
 
 1. **Read.** The list of files is distributed, a few files per task; each task reads its files with
    the readers of ``reasoner run`` (:mod:`connectors.events.inputs`), so every malformed line
-   is rejected with the same file, line and reason. Each event gets a sequence number (its
-   file's index, then its place in the file) and is checked as an engine would check it.
+   is rejected with the same file, line and reason: a format read at once when in time order
+   (MesoWest: the column reader of ``reasoner run``, :mod:`connectors.mesowest.archive`)
+   reads the task's files together, merged by time, else (or when a file is out of time
+   order) a file at a time. Each event gets a sequence number (its file's index, then its
+   place in the file) and is checked as an engine would check it. The keyed events cross the
+   shuffle as columns, a chunk per partition (:func:`keyed_record`), not a record each.
 2. **Admit.** ``reasoner run`` merges its files by end time and rejects an event that ends
    before one already processed (late). When every file is in time order the merged stream is
    too, nothing is late, and the stream's order is (end time, file, place): nothing to do.
    Otherwise the driver replays the merge on the events' times alone (no arguments), as
    ``reasoner run`` would, to find the late ones and the order the lateness buffer releases.
-3. **Keyed stage.** Events are grouped by their partition key value; each group, in stream
-   order, runs through the keyed rules (:func:`connectors.spark.detect.detect`). Each task
-   sorts its partition's detections in the defined order of ``reasoner run --workers`` (end,
-   start, name, arguments), formats them with ``reasoner run``'s writer and writes them as one
-   sorted run file, with what the global stage reads beside it. The static knowledge (the
-   program's facts and Horn rules, else ``--knowledge``) is built once, in the driver, and
-   broadcast; the executors get the program without its facts (:func:`executor_program`).
+3. **Keyed stage.** Each task runs its partition's events, in stream order, through one engine
+   of the keyed rules (:func:`connectors.spark.detect.detect`), as a worker of ``reasoner run
+   --workers`` runs its keys. It sorts the detections in the defined order of ``reasoner run
+   --workers`` (end, start, name, arguments), formats them with ``reasoner run``'s writer and
+   writes them as one sorted run file, with what the global stage reads beside it. The static
+   knowledge (the program's facts and Horn rules, else ``--knowledge``) is built once, in the
+   driver, and broadcast; the executors get the program without its facts
+   (:func:`executor_program`).
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
    (:func:`reasoner.runtime.order.run_global`).
@@ -72,7 +77,7 @@ from reasoner.runtime.intake import Intake
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.order import run_global
 from reasoner.runtime.stages import GlobalStage, stage_engine
-from reasoner.runtime.worker import Derived, revive
+from reasoner.runtime.worker import Derived, revive, young_collections
 
 if TYPE_CHECKING:
     from pyspark import RDD, Broadcast, SparkContext
@@ -295,7 +300,7 @@ def _shuffle(sc: SparkContext, archive: Archive, plan: _Plan) -> RDD[tuple[Any, 
     slices = max(1, min(len(archive.files), 4 * sc.defaultParallelism))
     return (
         sc.parallelize(list(enumerate(archive.files)), slices)
-        .mapPartitions(lambda files: _route(_read(archive, arities, files), keys, raw_types, n))
+        .mapPartitions(lambda files: _read_task(archive, arities, files, keys, raw_types, n))
         .partitionBy(n + 1, _identity)
         .values()
     )
@@ -740,6 +745,19 @@ def keyed_events(record: tuple[Any, ...]) -> Iterator[tuple[Any, int, Event]]:
     return zip(ends, seqs, events, strict=True)
 
 
+def _read_task(
+    archive: Archive,
+    arities: dict[str, set[int]],
+    files: Iterable[tuple[int, str]],
+    keys: dict[EventType, int],
+    raw_types: set[EventType] | None,
+    n: int,
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """A read task: its files read (:func:`_read`) and routed (:func:`_route`)."""
+    with young_collections():
+        yield from _route(_read(archive, arities, files), keys, raw_types, n)
+
+
 def _meta(records: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """What the driver takes from partition ``n``: all but the stubs of unread events."""
     return (r for r in records if r[0] != _EVENT or r[3] is not None)
@@ -830,9 +848,8 @@ def _ignore(_: Rejected) -> None:
 
 @dataclass(frozen=True)
 class _KeyedTask:
-    """The keyed stage of one partition, on an executor: its events grouped by key value,
-    each group in stream order through the keyed rules; its detections sorted in the defined
-    order, formatted and written as one sorted run (``run-P``), and what the global stage
+    """The keyed stage of one partition, on an executor: its events in stream order through
+    one engine of the keyed rules; its detections sorted in the defined order, formatted and written as one sorted run (``run-P``), and what the global stage
     reads written as ``derived-P`` (:data:`~reasoner.runtime.parallel.Derived`). Gives
     nothing, or the error of writing them (:func:`check_runs` reports it)."""
 
@@ -844,6 +861,10 @@ class _KeyedTask:
     places: Broadcast[dict[int, int]] | None  # admitted events' places (None: all, by seq)
 
     def __call__(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[str]:
+        with young_collections():
+            return self._run(index, records)
+
+    def _run(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[str]:
         # One engine runs the partition's keys, in stream order, as a worker of reasoner run
         # --workers runs its keys: a time point every station shares is one tick, not one per
         # station, and no state is restored per key.

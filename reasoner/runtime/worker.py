@@ -8,7 +8,8 @@ detections travel between processes.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,25 @@ _first = itemgetter(0)
 #: The young generation's collection threshold while a worker reads and runs its share
 #: (Python's default: 700).
 YOUNG = 50_000
+
+
+@contextmanager
+def young_collections() -> Iterator[None]:
+    """Collect the young generation every :data:`YOUNG` allocations, not 700, while reading
+    and running events: every row read and event run allocates a few tuples, nearly all
+    freed by reference counting, and a young collection every 700 of them cost a tenth of a
+    worker's time (a Spark task's too).
+
+    >>> with young_collections():
+    ...     gc.get_threshold()[0]
+    50000
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(YOUNG, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 def work(
@@ -119,11 +139,7 @@ def work_share(
     send its parts, ``done`` with its last end, and (told the stream's last end) the last part.
     ``skip`` as the answer to the opening leaves the engine untouched; ``halt`` ends the share
     where it is. Returns False when the router said ``stop`` (the worker then ends)."""
-    # Every row read and event run allocates a few tuples, nearly all freed by reference
-    # counting: a young collection every 700 of them cost a tenth of a worker's time.
-    thresholds = gc.get_threshold()
-    gc.set_threshold(YOUNG, *thresholds[1:])
-    try:
+    with young_collections():
         source = factory()
         connection.send(("ok", source.open()))
         answer = connection.recv()[0]
@@ -131,8 +147,6 @@ def work_share(
             return answer == "skip" or _halted(connection, answer)
         gc.freeze()  # (what was read and built stays: collections need not scan it again)
         return _run_share(connection, engine, source, reads, size)
-    finally:
-        gc.set_threshold(*thresholds)
 
 
 def _run_share(

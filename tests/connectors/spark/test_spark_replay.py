@@ -7,13 +7,15 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -25,7 +27,7 @@ from connectors.events.merge import merge_streams
 from connectors.mesowest.generator import Storm, generate
 from connectors.spark.replay import Archive, replay
 from reasoner.errors import ReasonerError, RuleCompileError
-from reasoner.language.ast import Program
+from reasoner.language.ast import Program, event_arities
 from reasoner.language.parser import parse
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
@@ -85,7 +87,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("rules", ["blizzard", "cold"])
+@pytest.mark.parametrize("rules", ["blizzard", "cold", "cold, a file out of time order"])
 def test_mesowest_replay_equals_reasoner_run(
     spark: SparkSession, archive: Path, tmp_path: Path, rules: str
 ) -> None:
@@ -94,6 +96,11 @@ def test_mesowest_replay_equals_reasoner_run(
     else:
         (tmp_path / "cold.event").write_text(COLD, encoding="utf-8")
         files = [str(tmp_path / "cold.event")]
+    if rules.endswith("out of time order"):  # (its task's files read by their row loops)
+        archive = Path(shutil.copytree(archive, tmp_path / "archive"))
+        lines = (archive / "KJAC.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        lines[20], lines[30] = lines[30], lines[20]
+        (archive / "KJAC.csv").write_text("".join(lines), encoding="utf-8")
     csvs = [str(p) for p in sorted(archive.glob("*.csv"))]
     expected = tmp_path / "run.jsonl"
     events = [a for path in csvs for a in ("--events", path)]
@@ -106,6 +113,8 @@ def test_mesowest_replay_equals_reasoner_run(
     assert main([*argv, "--out", str(out)]) == 3
     assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
     assert _rejects(out) == _skipped(stderr) != []
+    late = [line for line in _rejects(out) if ": late: " in line]
+    assert bool(late) == rules.endswith("out of time order")
     # the executors' sorted runs (out/_runs) are gone once the output is written
     assert sorted(p.name for p in out.iterdir()) == ["detections.jsonl", "rejects.jsonl"]
     names = {json.loads(line)["name"] for line in expected.read_text().splitlines()}
@@ -541,3 +550,56 @@ def test_equal_keys_of_other_number_types_meet_in_one_partition(
     written = io.StringIO()
     JsonLinesWriter(written).write_all(expected)
     assert found == written.getvalue()
+
+
+def _split_station(folder: Path, station: str) -> None:
+    """Cut a station's export into two files (the second half with the header again)."""
+    lines = (folder / f"{station}.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    header = [line for line in lines if not line.startswith(station)]
+    rows = [line for line in lines if line.startswith(station)]
+    half = len(rows) // 2
+    (folder / f"{station}.csv").write_text("".join(header + rows[:half]), encoding="utf-8")
+    (folder / f"{station}-2.csv").write_text("".join(header + rows[half:]), encoding="utf-8")
+
+
+def _flat(records: Iterable[tuple[Any, ...]]) -> list[str]:
+    """The read's records, chunks as one record per event, in a comparable order."""
+    from connectors.spark.replay import _EVENT, _TAKEN
+
+    out: list[tuple[Any, ...]] = []
+    for record in records:
+        if record[0] == _TAKEN:
+            out += [(_EVENT, seq, event, None) for seq, event in zip(*record[1:], strict=True)]
+        else:
+            out.append(record)
+    return sorted(map(repr, out))
+
+
+def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Path) -> None:
+    from connectors.spark.replay import _read_each, _read_in_order
+
+    generate(tmp_path, ["KSLC", "KOGD", "KPVU", "KEVW"], 2, 11, [])
+    _split_station(tmp_path, "KSLC")  # (a station's two files: each event's file found)
+    with open(tmp_path / "KPVU.csv", "a", encoding="utf-8") as f:
+        f.write("KPVU,not a time,1,2,3\n")  # malformed
+    lines = (tmp_path / "KEVW.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    early = "KEVW,1969-12-31T23:00:00Z,1,2,3,,10,clear,0\n"  # (rejected before the first)
+    first = next(i for i, line in enumerate(lines) if line.startswith("KEVW"))
+    (tmp_path / "KEVW.csv").write_text("".join([*lines[:first], early, *lines[first:]]))
+    paths = tuple(str(p) for p in sorted(tmp_path.glob("*.csv")))
+    files = list(enumerate(paths))
+    # (readings of another arity than the rules': every one refused, with its line)
+    for rules, refused in ((COLD, 0), ("odd(S) <- sensor_reading(S, T, V).", 144 * 4)):
+        program = parse(rules)
+        archive, arities = Archive(paths, "mesowest", program), event_arities(program)
+        merged = _read_in_order(archive, arities, files)
+        assert merged is not None
+        found = _flat(merged)
+        assert found == _flat(_read_each(archive, arities, files))
+        assert sum("sensor_reading takes 3 argument(s), not 9" in r for r in found) == refused
+        assert sum("lies before 1970" in r or "expected 9 cells" in r for r in found) == 2
+    # a file out of time order: read by the row loops (all the task's files)
+    lines = (tmp_path / "KOGD.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[-1], lines[-2] = lines[-2], lines[-1]
+    (tmp_path / "KOGD.csv").write_text("".join(lines), encoding="utf-8")
+    assert _read_in_order(archive, arities, files) is None
