@@ -8,7 +8,10 @@ Three workloads (docs/scale-out.md):
   through ``reasoner run`` in a subprocess: one process (the baseline) and ``--workers 2``
   (the workers read their stations' files), interleaved ``--repeat`` times; wall and CPU
   seconds, the detections checked equal, and the engine's in-process rate on the same
-  readings (only the engine's work timed).
+  readings (only the engine's work timed). With ``--spark``, ``reasoner spark replay`` on
+  local[2] too, on the archive and on a one-reading archive (Spark's fixed cost), interleaved
+  with the others (wall seconds, CPU seconds of the whole process tree: the JVM and Spark's
+  Python workers too), and Spark net of that fixed cost against one process.
 
 * **MesoWest-style replay**: ``--stations`` synthetic stations (default 2,000, spread over the
   interior West) whose readings come from the MesoWest generator (connectors/mesowest) with
@@ -33,6 +36,7 @@ the load average is printed.
 
     python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
     python benchmarks/bench_scaleout.py --only archive --days 20   # end to end, 20 days
+    python benchmarks/bench_scaleout.py --only archive --spark     # and spark replay, local[2]
     python benchmarks/bench_scaleout.py --only mesowest   # the MesoWest rows (and 2 / 1) only
     python benchmarks/bench_scaleout.py --only lines --repeat 2   # JSON lines, end to end
     python benchmarks/bench_scaleout.py --quick    # a smoke run
@@ -257,10 +261,13 @@ def in_process_rate(program, files: list[Path]) -> tuple[float, int]:
 PATHS = {"one process": [], "--workers 2": ["--workers", "2"]}
 
 
-def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) -> dict:
+def end_to_end(
+    stations: int, days: float, km: float, seed: int, repeat: int, spark: bool = False
+) -> dict:
     """``reasoner run`` over the archive, each path in a subprocess, interleaved ``repeat``
     times (A B A B ...: the machine may be shared); wall and CPU seconds, detections checked
-    equal (the sorted output lines: one process writes them in its derivation order)."""
+    equal (the sorted output lines: one process writes them in its derivation order). With
+    ``spark``, ``reasoner spark replay`` (local[2]) too, and on a one-reading archive."""
     folder = ROOT / "out" / f"scaleout_archive_{stations}x{days:g}d_{seed}"
     files = write_archive(folder, stations, days, km, seed)
     rules, exports = files[:3], files[3:]
@@ -270,24 +277,23 @@ def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) ->
     print(f"{name}: {readings:,} readings, load average {os.getloadavg()[0]:.1f} (1 min)")
     argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules), "--format", "mesowest"]
     argv += [arg for path in exports for arg in ("--events", str(path))]
-    walls: dict[str, list[float]] = {path: [] for path in PATHS}
-    cpus: dict[str, list[float]] = {path: [] for path in PATHS}
+    paths = [*PATHS, *(SPARK if spark else ())]
+    walls: dict[str, list[float]] = {path: [] for path in paths}
+    cpus: dict[str, list[float]] = {path: [] for path in paths}
     outputs: dict[str, list[str]] = {}
     loads = []
     for _ in range(repeat):
-        for path, options in PATHS.items():
-            out = folder / "out.jsonl"
+        for path in paths:
             loads.append(os.getloadavg()[0])
-            before = _cpu(resource.RUSAGE_CHILDREN)
-            began = time.perf_counter()
-            done = subprocess.run(
-                [*argv, *options, "--output", str(out)], cwd=ROOT, capture_output=True, check=False
-            )
-            walls[path].append(time.perf_counter() - began)
-            cpus[path].append(_cpu(resource.RUSAGE_CHILDREN) - before)
-            assert done.returncode == 0, f"{path}: {done.stderr.decode()}"
-            found = sorted(out.read_text(encoding="utf-8").splitlines())
-            assert outputs.setdefault("detections", found) == found, f"{path} differs"
+            if path in SPARK:
+                wall, cpu, out = spark_replay(rules, exports, folder, one=path != "spark replay")
+            else:
+                wall, cpu, out = run_path(argv, PATHS[path], folder)
+            walls[path].append(wall)
+            cpus[path].append(cpu)
+            if out is not None:
+                found = sorted(out.read_text(encoding="utf-8").splitlines())
+                assert outputs.setdefault("detections", found) == found, f"{path} differs"
     rate, detections = in_process_rate(program, exports)
     assert detections == len(outputs["detections"]), "the in-process engine differs"
     one = min(walls["one process"])
@@ -295,16 +301,26 @@ def end_to_end(stations: int, days: float, km: float, seed: int, repeat: int) ->
     result["load_average"] = [round(min(loads), 1), round(max(loads), 1)]
     result["in_process_events_per_s"] = round(rate)
     print(f"  the engine in-process      {rate:>9,.0f} readings/s ({detections:,} detections)")
-    for path in PATHS:
+    for path in paths:
         best, worst = min(walls[path]), max(walls[path])
-        key = path.strip("-").replace(" ", "_")
+        key = path.strip("-").replace(" ", "_").replace(",", "")
         result[f"{key}_wall_s"] = [round(w, 2) for w in walls[path]]
         result[f"{key}_cpu_s"] = [round(c, 2) for c in cpus[path]]
+        if path in SPARK and path != "spark replay":
+            print(f"  {path:<26} {best:6.1f}-{worst:.1f} s wall, CPU {min(cpus[path]):.1f} s")
+            continue
         result[f"{key}_speedup"] = round(one / best, 2)
         print(
             f"  {path:<26} {best:6.1f}-{worst:.1f} s wall, {readings / best:>9,.0f} readings/s "
             f"({readings / best / rate:.2f} of in-process), CPU {min(cpus[path]):.1f} s; "
             f"{one / best:.2f}x one process (best of {repeat} each)"
+        )
+    if spark:
+        net = min(walls["spark replay"]) - min(walls["spark replay, one reading"])
+        result["spark_net_wall_s"] = round(net, 2)
+        print(
+            f"  spark replay net of one reading {net:.1f} s wall: "
+            + (f"{one / net:.2f}x one process" if net > 0 else "n/a")
         )
     return result
 
@@ -369,6 +385,43 @@ def _lines_runs(
     return result
 
 
+def run_path(argv: list[str], options: list[str], folder: Path) -> tuple[float, float, Path]:
+    """One ``reasoner run`` path: wall seconds, CPU seconds (it and its workers), its output."""
+    out = folder / "out.jsonl"
+    before = _cpu(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    done = subprocess.run(
+        [*argv, *options, "--output", str(out)], cwd=ROOT, capture_output=True, check=False
+    )
+    wall = time.perf_counter() - began
+    assert done.returncode == 0, f"{options}: {done.stderr.decode()}"
+    return wall, _cpu(resource.RUSAGE_CHILDREN) - before, out
+
+
+#: The Spark paths of ``--spark``.
+SPARK = ("spark replay", "spark replay, one reading")
+
+
+def spark_replay(
+    rules: list[Path], exports: list[Path], folder: Path, one: bool
+) -> tuple[float, float, Path | None]:
+    """``reasoner spark replay`` on local[2] over the archive's exports (``one``: over the
+    first one's first reading): wall seconds, CPU seconds of the process tree, its output
+    (None for one reading)."""
+    from bench_spark_detection import one_reading, timed_command
+
+    events = exports[0].parent
+    if one:
+        events = folder / "one-reading"
+        if not events.exists():
+            one_reading(exports, events)
+    out = folder / ("spark-one" if one else "spark")
+    argv = [sys.executable, "-m", "connectors.cli", "spark", "replay", *map(str, rules)]
+    argv += ["--format", "mesowest", "--events", str(events), "--out", str(out)]
+    found = timed_command([*argv, "--master", "local[2]"], nice=False)  # (as the others run)
+    return found["wall_s"], found["cpu_s"], None if one else out / "detections.jsonl"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
@@ -387,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="archive, lines: runs of each path (interleaved)"
     )
+    parser.add_argument("--spark", action="store_true", help="archive: spark replay (local[2]) too")
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -398,7 +452,9 @@ def main(argv: list[str] | None = None) -> None:
         name = f"mesowest ({args.stations} stations)"
         results.append(measure(name, program, events, args.checkpoint_every))
     if args.only in (None, "archive"):
-        results.append(end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat))
+        results.append(
+            end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat, args.spark)
+        )
     if args.only in (None, "ticker"):
         program, events = ticker_workload(args.companies, args.quotes, args.seed)
         name = f"ticker ({args.companies} companies)"

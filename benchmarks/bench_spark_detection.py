@@ -158,14 +158,18 @@ def one_reading(files: list[Path], folder: Path) -> Path:
     return folder
 
 
-def timed_command(argv: list[str]) -> dict[str, Any]:
-    """Run a command (niced, from the repository root): wall seconds, and CPU seconds of its
-    whole process tree (the JVM and Spark's Python workers too) and of its first process
-    (the driver), sampled every 0.1 s until it exits."""
+def timed_command(argv: list[str], nice: bool = True) -> dict[str, Any]:
+    """Run a command (niced unless told, from the repository root): wall seconds, and CPU
+    seconds of its whole process tree (the JVM and Spark's Python workers too) and of its
+    first process (the driver), sampled every 0.1 s until it exits."""
     with tempfile.TemporaryFile("w+") as errors:  # (a pipe could fill and stop the child)
         started = time.perf_counter()
         child = subprocess.Popen(
-            ["nice", *argv], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors, text=True
+            ["nice", *argv] if nice else argv,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            text=True,
         )
         tree = own = 0.0
         while child.poll() is None:

@@ -478,7 +478,8 @@ def test_explain_writes_what_reasoner_run_workers_explain_writes(
 
 def test_an_executor_that_cannot_write_the_runs_folder_is_reported(tmp_path: Path) -> None:
     from connectors.spark.detect import Stage
-    from connectors.spark.replay import _KeyedTask, check_runs, keyed_record
+    from connectors.spark.replay import _KeyedTask, check_runs
+    from connectors.spark.replay_read import keyed_record
     from reasoner.language.loader import load_rules
 
     stage = Stage(load_rules("c(K, X) <- a(K, X)."))
@@ -564,19 +565,19 @@ def _split_station(folder: Path, station: str) -> None:
 
 def _flat(records: Iterable[tuple[Any, ...]]) -> list[str]:
     """The read's records, chunks as one record per event, in a comparable order."""
-    from connectors.spark.replay import _EVENT, _TAKEN
+    from connectors.spark.replay_read import EVENT, TAKEN
 
     out: list[tuple[Any, ...]] = []
     for record in records:
-        if record[0] == _TAKEN:
-            out += [(_EVENT, seq, event, None) for seq, event in zip(*record[1:], strict=True)]
+        if record[0] == TAKEN:
+            out += [(EVENT, seq, event, None) for seq, event in zip(*record[1:], strict=True)]
         else:
             out.append(record)
     return sorted(map(repr, out))
 
 
 def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Path) -> None:
-    from connectors.spark.replay import _read_each, _read_in_order
+    from connectors.spark.replay_read import read_each, read_in_order
 
     generate(tmp_path, ["KSLC", "KOGD", "KPVU", "KEVW"], 2, 11, [])
     _split_station(tmp_path, "KSLC")  # (a station's two files: each event's file found)
@@ -592,14 +593,14 @@ def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Pat
     for rules, refused in ((COLD, 0), ("odd(S) <- sensor_reading(S, T, V).", 144 * 4)):
         program = parse(rules)
         archive, arities = Archive(paths, "mesowest", program), event_arities(program)
-        merged = _read_in_order(archive, arities, files)
+        merged = read_in_order(archive, arities, files)
         assert merged is not None
         found = _flat(merged)
-        assert found == _flat(_read_each(archive, arities, files))
+        assert found == _flat(read_each(archive, arities, files))
         assert sum("sensor_reading takes 3 argument(s), not 9" in r for r in found) == refused
         assert sum("lies before 1970" in r or "expected 9 cells" in r for r in found) == 2
     # a file out of time order: read by the row loops (all the task's files)
     lines = (tmp_path / "KOGD.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     lines[-1], lines[-2] = lines[-2], lines[-1]
     (tmp_path / "KOGD.csv").write_text("".join(lines), encoding="utf-8")
-    assert _read_in_order(archive, arities, files) is None
+    assert read_in_order(archive, arities, files) is None

@@ -1,0 +1,343 @@
+"""The read step of archive replay (:mod:`connectors.spark.replay`) on the executors: a task's
+files read, each event numbered and checked, and routed into the shuffle by its key.
+
+A format read at once when in time order (``InputFormat.in_order``: MesoWest's column reader,
+:mod:`connectors.mesowest.archive`, as ``reasoner run`` reads) reads a task's files together,
+merged by time (:func:`read_in_order`); other formats, or a task whose files are not each in
+time order or readable to their end, are read a file at a time by their row loops
+(:func:`read_each`). Both give the same records: the same events with the same numbers, the
+same rejections with their file, line and reason. The keyed events cross the shuffle as
+columns, a chunk per partition (:func:`keyed_record`): a pickled Event costs its class's
+reduction, a record each its framing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice, repeat
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from connectors.events.inputs import (
+    REGISTRY,
+    ReadContext,
+    Share,
+    open_events,
+    rdf_options,
+    read_share,
+)
+from connectors.events.rejects import Position, Rejected
+from connectors.events.times import TimeStyle
+from reasoner.compiler.partition import EventType
+from reasoner.errors import EventError
+from reasoner.runtime.batches import acceptable, key_owner, kinds
+from reasoner.runtime.events import Event
+from reasoner.runtime.intake import Intake
+from reasoner.runtime.worker import young_collections
+
+if TYPE_CHECKING:
+    from connectors.spark.replay import Archive
+
+#: A sequence number is the file's index times this, plus the event's place in its file.
+FILE_STRIDE = 1 << 40
+
+# The kinds of record the read step gives (TAKEN: a chunk of events the engine takes, before
+# the routing makes KEYED records of it).
+EVENT, REJECT, FILE, KEYED, GLOBAL, TAKEN = 0, 1, 2, 3, 4, 5
+
+#: Keyed events per record of the shuffle (:func:`keyed_record`).
+SHUFFLED = 8192
+
+_MAKE = tuple.__new__
+_args, _end = itemgetter(1), itemgetter(3)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What the driver learns of a file from its reading."""
+
+    ordered: bool  # every event ends no earlier than the one before it
+    taken: int  # events the engine takes
+    last: Any  # the latest end of an event the engine takes (-inf: none)
+    iso: bool
+    unmatched: int  # RDF graphs that gave no event
+
+
+def read_task(
+    archive: Archive,
+    arities: dict[str, set[int]],
+    files: Iterable[tuple[int, str]],
+    keys: dict[EventType, int],
+    raw_types: set[EventType] | None,
+    n: int,
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """A read task: its files ``(index, path)`` read (:func:`read_files`) and routed
+    (:func:`route`): ``(partition, record)`` pairs."""
+    with young_collections():
+        yield from route(read_files(archive, arities, files), keys, raw_types, n)
+
+
+def read_files(
+    archive: Archive, arities: dict[str, set[int]], files: Iterable[tuple[int, str]]
+) -> Iterator[tuple[Any, ...]]:
+    """Read files on an executor: ``(EVENT, seq, event, rejection or None)`` per event,
+    ``(REJECT, Rejected)`` per malformed line, and ``(FILE, index, FileInfo)`` per file.
+
+    Files of a format read at once when in time order (``InputFormat.in_order``: MesoWest's
+    column reader) are read so, together (:func:`read_in_order`); the others, and all of a
+    task's files when one is out of time order or unreadable from some line on, one after
+    the other by their readers (:func:`read_each`): the same events, numbers and rejections
+    either way."""
+    files = list(files)
+    merged = read_in_order(archive, arities, files) if files else None
+    return read_each(archive, arities, files) if merged is None else merged
+
+
+def read_each(
+    archive: Archive, arities: dict[str, set[int]], files: Iterable[tuple[int, str]]
+) -> Iterator[tuple[Any, ...]]:
+    """:func:`read_files`, a file at a time."""
+    for index, path in files:
+        style = TimeStyle()
+        rejects: list[Rejected] = []
+        positions: list[Position] = []
+        rdf = rdf_options(archive.format, archive.rdf_time, archive.program)
+        stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
+        base = index * FILE_STRIDE
+        previous, last, ordered, taken = -math.inf, -math.inf, True, 0
+        intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
+        for place, event in enumerate(stream):
+            end = event[3]
+            if end < previous:
+                ordered = False
+            previous = end
+            reason = intake.rejection(event, -math.inf)
+            if reason is None:
+                last = max(last, end)
+                taken += 1
+                yield EVENT, base + place, event, None
+            else:
+                where = next(p for p in positions if p.holds(event))
+                found = where.rejected(str(EventError(reason, event)))  # as reasoner run says
+                yield EVENT, base + place, event, (found.file, found.line, found.reason)
+            for item in rejects:
+                yield REJECT, item
+            rejects.clear()
+        for item in rejects:
+            yield REJECT, item
+        counts = rdf.get("counts")
+        unmatched = 0 if counts is None else counts.unmatched
+        yield FILE, index, FileInfo(ordered, taken, last, style.iso, unmatched)
+
+
+def read_in_order(
+    archive: Archive, arities: dict[str, set[int]], files: list[tuple[int, str]]
+) -> Iterator[tuple[Any, ...]] | None:
+    """:func:`read_files` by the format's ``in_order`` reader (the files merged by time, read at
+    once), or None: the format has none, or a file is out of time order or unreadable from
+    some line on (nothing was handed over yet: the files are read again, by their readers)."""
+    entry = REGISTRY[archive.format]
+    if entry.in_order is None or entry.holds is None:
+        return None
+    rejects: list[Rejected] = []
+    styles = [TimeStyle() for _ in files]
+    readings = [
+        read_share(archive.format, Share(path), ReadContext(rejects.append, arities, {}, style))
+        for (_, path), style in zip(files, styles, strict=True)
+    ]
+    merged = entry.in_order([reading.events for reading in readings])
+    if merged is None:
+        return None
+    merge = _Merged(files, [reading.positions[0] for reading in readings], entry.holds[2])
+    return merge.records(merged, Intake(arities, archive.max_span, 0), styles, rejects)
+
+
+class _Merged:
+    """Numbering the events of files merged by time: each event's file found by its key (the
+    argument at ``at``: a file holds one key) and its reader's position (naming the event it
+    yielded last, and its line), its sequence number its file's index and its place there."""
+
+    def __init__(self, files: list[tuple[int, str]], wheres: list[Position], at: int) -> None:
+        self.files, self.wheres, self.at = files, wheres, at
+        self.taken = [0] * len(files)  # each file's events the engine takes
+        self.last = [-math.inf] * len(files)  # the latest end of those
+
+    def records(
+        self,
+        merged: Iterator[Event],
+        intake: Intake,
+        styles: list[TimeStyle],
+        rejects: list[Rejected],
+    ) -> Iterator[tuple[Any, ...]]:
+        """The records of :func:`read_files`, the events the engine takes as ``(TAKEN, seqs,
+        events)`` chunks."""
+        wheres, at = self.wheres, self.at
+        bases = [index * FILE_STRIDE for index, _ in self.files]
+        counts = [0] * len(self.files)  # each file's events so far
+        slots: dict[Any, int] = {}  # each key's file (of several: the one read last)
+        while True:
+            chunk: list[Event] = []
+            seqs: list[int] = []
+            files: list[int] = []
+            lines: list[int] = []
+            # (the loop runs per event: only what is not done a chunk at a time below)
+            for event in islice(merged, SHUFFLED):
+                i = slots.get(event[1][at])
+                if i is None or wheres[i].event is not event:
+                    i = slots[event[1][at]] = next(
+                        j for j, w in enumerate(wheres) if w.holds(event)
+                    )
+                place = counts[i]
+                counts[i] = place + 1
+                chunk.append(event)
+                seqs.append(bases[i] + place)
+                files.append(i)
+                lines.append(wheres[i].line)
+            if not chunk:
+                break
+            yield from self._checked(chunk, seqs, files, lines, intake)
+        for item in rejects:
+            yield REJECT, item
+        for i, (index, _) in enumerate(self.files):
+            yield FILE, index, FileInfo(True, self.taken[i], self.last[i], styles[i].iso, 0)
+
+    def _checked(
+        self,
+        chunk: list[Event],
+        seqs: list[int],
+        files: list[int],
+        lines: list[int],
+        intake: Intake,
+    ) -> Iterator[tuple[Any, ...]]:
+        """The chunk's records, checked as an engine checks events (at once when it takes
+        them all, as it mostly does)."""
+        limit = math.inf if intake.max_span is None else intake.max_span
+        taken, last = self.taken, self.last
+        if acceptable(chunk, -math.inf, intake.arities, limit):
+            for i, count in Counter(files).items():
+                taken[i] += count
+            for i, end in dict(zip(files, map(_end, chunk), strict=True)).items():
+                last[i] = end  # (in time order: a file's last is its latest)
+            yield TAKEN, seqs, chunk
+            return
+        for seq, event, i, line in zip(seqs, chunk, files, lines, strict=True):
+            reason = intake.rejection(event, -math.inf)
+            if reason is None:
+                taken[i] += 1
+                last[i] = event[3]
+                yield EVENT, seq, event, None
+            else:  # (as reasoner run says)
+                rejected = (self.wheres[i].file, line, str(EventError(reason, event)))
+                yield EVENT, seq, event, rejected
+
+
+def route(
+    records: Iterable[tuple[Any, ...]],
+    keys: dict[EventType, int],
+    raw_types: set[EventType] | None,
+    n: int,
+) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Each record with its partition: the events of keyed types as
+    :func:`keyed_record` chunks of about :data:`SHUFFLED` in partition ``key_owner(key, n)``
+    (as the router of ``reasoner run --workers`` spreads keys: equal keys, such as 1 and 1.0,
+    in one partition), one the global stage reads ``(GLOBAL, seq, event, None)`` in
+    partition ``n``, and so are the rejects, the files' counts, the events rejected on
+    reading and (as a stub, for the times only) the events no rule reads."""
+    router = _Router(keys, raw_types, n)
+    for record in records:
+        if record[0] == TAKEN:
+            yield from router.chunk(record[1], record[2])
+        elif record[0] != EVENT or record[3] is not None:
+            yield n, record
+        else:
+            yield from router.event(record[1], record[2])
+    yield from router.flush(0)
+
+
+class _Router:
+    """:func:`route`'s keyed events, held per partition until a chunk is full."""
+
+    def __init__(self, keys: dict[EventType, int], raw_types: set[EventType] | None, n: int):
+        self.keys, self.raw_types, self.n = keys, raw_types, n
+        self.owners = _Owners(n)
+        self.held: list[tuple[list[int], list[Event]]] = [([], []) for _ in range(n)]
+
+    def event(self, seq: int, event: Event) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """One event's records (its keyed record held)."""
+        kind = _type(event)
+        position = self.keys.get(kind)
+        if position is not None:
+            seqs, events = self.held[self.owners[event[1][position]]]
+            seqs.append(seq)
+            events.append(event)
+        if self.raw_types is None or kind in self.raw_types:
+            yield self.n, (GLOBAL, seq, event, None)
+        elif position is None:
+            stub = tuple.__new__(Event, (event[0], (None,) * len(event[1]), event[2], event[3]))
+            yield self.n, (EVENT, seq, stub, None)
+        if position is not None:
+            yield from self.flush(SHUFFLED)
+
+    def chunk(self, seqs: list[int], events: list[Event]) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """A chunk's records: at once when its events are of one keyed type the global stage
+        does not read (a MesoWest archive's readings); else an event at a time."""
+        found = kinds(events)
+        kind = next(iter(found))
+        position = self.keys.get(kind)
+        if len(found) > 1 or position is None or self.raw_types is None or kind in self.raw_types:
+            for seq, event in zip(seqs, events, strict=True):
+                yield from self.event(seq, event)
+            return
+        held = self.held
+        owners = map(self.owners.__getitem__, map(itemgetter(position), map(_args, events)))
+        for seq, event, owner in zip(seqs, events, owners, strict=True):
+            mine = held[owner]
+            mine[0].append(seq)
+            mine[1].append(event)
+        yield from self.flush(SHUFFLED)
+
+    def flush(self, size: int) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """The records of the partitions holding at least ``size`` events (0: all of them)."""
+        for owner, (seqs, events) in enumerate(self.held):
+            if seqs and len(seqs) >= size:
+                yield owner, keyed_record(seqs, events)
+                self.held[owner] = ([], [])
+
+
+class _Owners(dict[Any, int]):
+    """Each key's partition of ``n``, hashed once per task: keys repeat (and values equal in
+    Python, such as 1 and 1.0, have one owner anyway)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def __missing__(self, key: Any) -> int:
+        owner = self[key] = key_owner(key, self.n)
+        return owner
+
+
+def keyed_record(seqs: list[int], events: list[Event]) -> tuple[Any, ...]:
+    """The shuffle's record of keyed events (with their sequence numbers): columns, not an
+    Event each (pickled as a few tuples: a pickled Event costs its class's reduction).
+
+    >>> record = keyed_record([7], [Event.at("a", ("k", 1), 3)])
+    >>> list(keyed_events(record))
+    [(3, 7, Event(name='a', args=('k', 1), start=3, end=3))]
+    """
+    return (KEYED, tuple(seqs), *zip(*events, strict=True))
+
+
+def keyed_events(record: tuple[Any, ...]) -> Iterator[tuple[Any, int, Event]]:
+    """The ``(end, seq, event)`` of a :func:`keyed_record` (the events rebuilt, no Python code
+    running per event)."""
+    _, seqs, names, args, starts, ends = record
+    events = map(_MAKE, repeat(Event), zip(names, args, starts, ends, strict=True))
+    return zip(ends, seqs, events, strict=True)
+
+
+def _type(event: Event) -> EventType:
+    return event[0], len(event[1])
