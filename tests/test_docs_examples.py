@@ -134,6 +134,10 @@ ELSEWHERE = {
         "nice python benchmarks/bench_spark_detection.py --only replay --blizzard --stations 2000 --days 20",  # noqa: E501
     ): "NOT RUN: a benchmark (many minutes of Spark and of reasoner run over 2,880,000 readings); tests/connectors/spark/test_spark_replay.py runs its replay part on a small archive",  # noqa: E501
     (
+        "scale-out.md",
+        "python benchmarks/bench_scaleout.py --only archive --spark --days 20 --repeat 3    # or --days 2",  # noqa: E501
+    ): "NOT RUN: a benchmark (minutes of reasoner run and Spark over 2,880,000 readings); tests/test_benchmarks.py runs bench_scaleout.py --quick",  # noqa: E501
+    (
         "pipeline.md",
         "# from Maven Central (needs network access when Spark starts):",
     ): "a template (`...` stands for the build options) that downloads from Maven Central; tests run offline",  # noqa: E501
