@@ -12,10 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from connectors.cli import main
-from connectors.events.run_session import RunSession
-from reasoner.runtime.parallel import ParallelEngine
+from workers_reading import run_reading
 
 #: Keyed rises per company; a global stage reading them (pairs across companies) and an
 #: input type no key reaches (halt).
@@ -24,33 +21,6 @@ up(C, P1, P2) <- stock(C, P1) SEQ stock(C, P2) WHERE P2 > P1.
 pair(C, D) <- up(C, _, _) SEQ up(D, _, _).
 halted(C) <- up(C, _, _) SEQ halt(X).
 """
-
-
-def _run(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    argv: list[str],
-    out: Path,
-    *,
-    router: bool = False,
-) -> tuple[int, str, str, int]:
-    """The exit status, the output, standard error and how many runs the workers read."""
-    read = []
-    original = ParallelEngine.read_shares
-
-    def spy(self, sources, on_note):  # type: ignore[no-untyped-def]
-        found = original(self, sources, on_note)
-        read.append(found is not None)
-        return found
-
-    with monkeypatch.context() as patch:
-        patch.setattr(ParallelEngine, "read_shares", spy)
-        if router:
-            patch.setattr(RunSession, "_read_by_workers", lambda self: None)
-        capsys.readouterr()
-        status = main([*argv, "--output", str(out)])
-        err = capsys.readouterr().err
-    return status, out.read_text(), err, sum(read)
 
 
 def _line(name: str, args: list[object], time: object) -> str:
@@ -112,16 +82,16 @@ def test_workers_reading_json_lines_write_the_routers_output(
 ) -> None:
     rules, events = stream
     argv = ["run", str(rules), *events, "--max-span", "5", "--workers", str(workers)]
-    shared = _run(capsys, monkeypatch, argv, tmp_path / "a.out")
+    shared = run_reading(capsys, monkeypatch, argv, tmp_path / "a.out")
     assert shared[3] == 1
-    routed = _run(capsys, monkeypatch, argv, tmp_path / "b.out", router=True)
+    routed = run_reading(capsys, monkeypatch, argv, tmp_path / "b.out", router=True)
     assert shared[:3] == routed[:3]
     status, out, err, _ = shared
     assert status == 3 and '"pair"' in out and '"halted"' in out  # (both stages ran)
     assert "late: ends at 2, before the current time 3" in err
     assert "longer than the engine's max_span 5" in err
     assert err.index("a.jsonl:1:") < err.index("b.jsonl:3:") < err.index("b.jsonl:10:")
-    one = _run(capsys, monkeypatch, argv[:-2], tmp_path / "c.out")
+    one = run_reading(capsys, monkeypatch, argv[:-2], tmp_path / "c.out")
     assert sorted(out.splitlines()) == sorted(one[1].splitlines())
     assert status == one[0]
     assert err.splitlines()[:-1] == one[2].splitlines()[:-1]  # (its summary names noise)
@@ -150,9 +120,9 @@ def test_times_given_as_text_are_written_as_the_router_writes_them(
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n")
     argv = ["run", str(rules), "--events", str(path), "--workers", "2"]
-    shared = _run(capsys, monkeypatch, argv, tmp_path / "a.out")
+    shared = run_reading(capsys, monkeypatch, argv, tmp_path / "a.out")
     assert shared[3] == read
-    assert shared[:3] == _run(capsys, monkeypatch, argv, tmp_path / "b.out", router=True)[:3]
+    assert shared[:3] == run_reading(capsys, monkeypatch, argv, tmp_path / "b.out", router=True)[:3]
     assert ("2021-01-10T06:00:05Z" in shared[1]) == (first != 1610258400 or later != 1610258405)
 
 
@@ -166,7 +136,7 @@ def test_options_between_two_events_keep_the_routers_reading(
 ) -> None:
     rules, events = stream
     argv = ["run", str(rules), *events, "--workers", "2", *extra]
-    assert _run(capsys, monkeypatch, argv, tmp_path / "a.out")[3] == 0
+    assert run_reading(capsys, monkeypatch, argv, tmp_path / "a.out")[3] == 0
 
 
 _lines = st.one_of(
@@ -217,6 +187,6 @@ def test_any_json_lines_give_the_routers_output(
         path.write_text("\n".join(text) + "\n")
         events += ["--events", str(path)]
     argv = ["run", str(rules), *events, "--workers", str(workers)]
-    shared = _run(capsys, monkeypatch, argv, folder / "a.out")
+    shared = run_reading(capsys, monkeypatch, argv, folder / "a.out")
     assert shared[3] == 1
-    assert shared[:3] == _run(capsys, monkeypatch, argv, folder / "b.out", router=True)[:3]
+    assert shared[:3] == run_reading(capsys, monkeypatch, argv, folder / "b.out", router=True)[:3]

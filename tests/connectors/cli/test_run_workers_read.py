@@ -10,13 +10,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from workers_reading import run_reading
 
 from connectors.cli import main
 from connectors.events.run_session import RunSession
 from connectors.events.stopping import Interrupted
 from connectors.mesowest.generator import Storm, generate
 from connectors.stations.table import Station, to_metres
-from reasoner.runtime.parallel import ParallelEngine
 
 ROOT = Path(__file__).resolve().parents[3]
 RULES = [str(ROOT / "rules" / "blizzard.event"), str(ROOT / "rules" / "blizzard_noaa.event")]
@@ -47,33 +47,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
     return paths, facts
 
 
-def _run(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    argv: list[str],
-    out: Path,
-    *,
-    router: bool = False,
-) -> tuple[int, str, str, int]:
-    """The exit status, the output, standard error and how many runs the workers read."""
-    read = []
-    original = ParallelEngine.read_shares
-
-    def spy(self, sources, on_note):  # type: ignore[no-untyped-def]
-        found = original(self, sources, on_note)
-        read.append(found is not None)
-        return found
-
-    with monkeypatch.context() as patch:
-        patch.setattr(ParallelEngine, "read_shares", spy)
-        if router:
-            patch.setattr(RunSession, "_read_by_workers", lambda self: None)
-        capsys.readouterr()
-        status = main([*argv, "--output", str(out)])
-        err = capsys.readouterr().err
-    return status, out.read_text(), err, sum(read)
-
-
 def _argv(paths: list[str], facts: Path, *extra: str) -> list[str]:
     events = [arg for path in paths for arg in ("--events", path)]
     return ["run", *RULES, str(facts), "--format", "mesowest", *events, *extra]
@@ -89,15 +62,15 @@ def test_workers_reading_their_stations_write_the_routers_output(
 ) -> None:
     paths, facts = archive
     argv = _argv(paths, facts, "--workers", str(workers), "--explain")
-    status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
+    status, out, err, read = run_reading(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 1
-    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
-        :3
-    ]
+    assert (status, out, err) == run_reading(
+        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
+    )[:3]
     assert '"blizzardArea"' in out and '"blizzardWarning"' in out  # (both stages ran)
-    single = _run(capsys, monkeypatch, _argv(paths, facts), tmp_path / "c.jsonl")[1]
+    single = run_reading(capsys, monkeypatch, _argv(paths, facts), tmp_path / "c.jsonl")[1]
     assert sorted(out.splitlines()) == sorted(
-        _run(capsys, monkeypatch, [*_argv(paths, facts), "--explain"], tmp_path / "d.jsonl")[
+        run_reading(capsys, monkeypatch, [*_argv(paths, facts), "--explain"], tmp_path / "d.jsonl")[
             1
         ].splitlines()
     )
@@ -137,14 +110,14 @@ def test_malformed_rows_in_several_files_are_reported_in_input_order(
     paths, facts = archive
     spoiled = _spoil(paths, tmp_path)
     argv = _argv(spoiled, facts, "--workers", str(workers))
-    status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
+    status, out, err, read = run_reading(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 1 and status == 3
     assert err.count("skipped ") == 5
-    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
-        :3
-    ]
+    assert (status, out, err) == run_reading(
+        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
+    )[:3]
     # one process reports the same rows, in the same order
-    single = _run(capsys, monkeypatch, _argv(spoiled, facts), tmp_path / "c.jsonl")
+    single = run_reading(capsys, monkeypatch, _argv(spoiled, facts), tmp_path / "c.jsonl")
     assert [line for line in single[2].splitlines() if line.startswith("skipped")] == [
         line for line in err.splitlines() if line.startswith("skipped")
     ]
@@ -158,10 +131,12 @@ def test_strict_stops_at_the_first_malformed_row_in_input_order(
 ) -> None:
     paths, facts = archive
     spoiled = _spoil(paths, tmp_path)
-    single = _run(capsys, monkeypatch, [*_argv(spoiled, facts), "--strict"], tmp_path / "a.jsonl")
+    single = run_reading(
+        capsys, monkeypatch, [*_argv(spoiled, facts), "--strict"], tmp_path / "a.jsonl"
+    )
     for workers in ("1", "2", "3"):
         argv = _argv(spoiled, facts, "--workers", workers, "--strict")
-        status, _, err, read = _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl")
+        status, _, err, read = run_reading(capsys, monkeypatch, argv, tmp_path / "b.jsonl")
         assert status == 4 and read == 0  # (the router reads: it stops where one process does)
         assert err.splitlines()[0] == single[2].splitlines()[0]
         assert err.splitlines()[0].startswith(f"skipped {spoiled[4]}:")
@@ -181,11 +156,11 @@ def test_a_file_out_of_time_order_is_read_by_the_router(
     swapped.write_text("".join(lines))
     files = [*paths[:2], str(swapped), *paths[3:]]
     argv = _argv(files, facts, "--workers", "2")
-    status, out, err, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
+    status, out, err, read = run_reading(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert read == 0 and status == 3 and "late" in err  # (a worker found it: the router read)
-    assert (status, out, err) == _run(capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True)[
-        :3
-    ]
+    assert (status, out, err) == run_reading(
+        capsys, monkeypatch, argv, tmp_path / "b.jsonl", router=True
+    )[:3]
 
 
 def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
@@ -195,7 +170,9 @@ def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     paths, facts = archive
-    whole = _run(capsys, monkeypatch, _argv(paths, facts, "--workers", "2"), tmp_path / "a.jsonl")
+    whole = run_reading(
+        capsys, monkeypatch, _argv(paths, facts, "--workers", "2"), tmp_path / "a.jsonl"
+    )
     argv = _argv(paths, facts, "--workers", "2", "--checkpoint", str(tmp_path / "cp"))
     argv += ["--checkpoint-every", "300"]
     out = tmp_path / "b.jsonl"
@@ -214,7 +191,7 @@ def test_a_run_resumed_from_a_checkpoint_writes_the_uninterrupted_output(
         patch.setattr(Checkpoints, "save", crash)
         main([*argv, "--output", str(out)])  # (cut short: the checkpoint stays)
         assert len(saves) >= 2 and any((tmp_path / "cp").iterdir())
-    status, text, _, read = _run(capsys, monkeypatch, argv, out)
+    status, text, _, read = run_reading(capsys, monkeypatch, argv, out)
     assert (status, text, read) == (whole[0], whole[1], 0)
 
 
@@ -234,7 +211,7 @@ def test_the_router_opens_no_file_when_the_workers_read_them(
 
     monkeypatch.setattr(RunSession, "_events", spy)
     argv = _argv(paths, facts, "--workers", "2")
-    status, out, _, read = _run(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
+    status, out, _, read = run_reading(capsys, monkeypatch, argv, tmp_path / "a.jsonl")
     assert (status, read, opened) == (0, 1, [])
     assert out.count('"areaSettling"') > 0  # (times written as the input gives them: ISO)
     assert '"2021-01-10T' in out
@@ -253,7 +230,9 @@ def test_a_file_the_router_cannot_divide_fails_as_in_one_process(
     if broken is not None:
         bad.write_text(broken)
     files = [*paths[:2], str(bad), *paths[2:]]
-    one = _run(capsys, monkeypatch, _argv(files, facts), tmp_path / "a.jsonl")
-    two = _run(capsys, monkeypatch, _argv(files, facts, "--workers", "2"), tmp_path / "b.jsonl")
+    one = run_reading(capsys, monkeypatch, _argv(files, facts), tmp_path / "a.jsonl")
+    two = run_reading(
+        capsys, monkeypatch, _argv(files, facts, "--workers", "2"), tmp_path / "b.jsonl"
+    )
     assert two[3] == 0 and one[0] != 0 and str(bad) in one[2]
     assert two[:3] == one[:3]
