@@ -73,6 +73,18 @@ def until(
         time.sleep(0.05)
 
 
+def terminated(run: subprocess.Popen[str]) -> str:
+    """Send ``run`` SIGTERM; its summary line, once it has stopped as a terminated run does
+    (status 143, no traceback, the summary saying so)."""
+    run.send_signal(signal.SIGTERM)
+    status, stderr = finished(run)
+    assert status == 143, stderr
+    assert "Traceback" not in stderr
+    summary = stderr.splitlines()[-1]
+    assert summary.endswith(", terminated"), stderr
+    return summary
+
+
 @pytest.fixture
 def ticker(tmp_path: Path) -> tuple[Path, Path]:
     rng = random.Random(31)
@@ -101,12 +113,7 @@ def test_sigterm_mid_stream_writes_a_prefix_and_a_checkpoint_resumes_it(
         [*resumable, "--checkpoint-every", "200", "--speed", "100"], stderr=subprocess.PIPE
     )
     until(lambda: (folder / "checkpoint").exists(), "first checkpoint", run)
-    run.send_signal(signal.SIGTERM)
-    status, stderr = finished(run)
-    assert status == 143, stderr
-    assert "Traceback" not in stderr
-    summary = stderr.splitlines()[-1]
-    assert summary.endswith(", terminated"), stderr
+    summary = terminated(run)
     read = int(summary.split()[0])
     assert 200 <= read < 6_000
     written, full = out.read_text(encoding="utf-8"), reference.read_text(encoding="utf-8")
@@ -136,12 +143,7 @@ def test_sigterm_while_the_workers_read_their_shares_stops_them_at_once(tmp_path
     argv = ["run", str(rules), "--events", str(events), "--workers", "2", "--output", str(out)]
     run = background(argv, stderr=subprocess.PIPE)
     until(lambda: out.exists() and out.stat().st_size > 0, "first detections", run)
-    run.send_signal(signal.SIGTERM)
-    status, stderr = finished(run)
-    assert status == 143, stderr
-    assert "Traceback" not in stderr
-    summary = stderr.splitlines()[-1]
-    assert summary.endswith(", terminated"), stderr
+    summary = terminated(run)
     assert int(summary.split()[0]) < total  # (cut mid-stream)
     written = out.read_text(encoding="utf-8")
     assert written.endswith("\n")
