@@ -81,6 +81,19 @@ def _reasoner_run(tmp_path: Path, rules: Path, files: list[Path], lateness: int)
     return sorted(out.read_text(encoding="utf-8").splitlines())
 
 
+def _query(tmp_path: Path) -> tuple[Path, Path, list[str]]:
+    """A source folder holding ``a.jsonl`` (times 0-11), the rules file (:data:`RULES`) and the
+    ``spark stream`` arguments over them (checkpoint ``ck``, output ``out`` in ``tmp_path``)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    rules = tmp_path / "rules.event"
+    rules.write_text(RULES, encoding="utf-8")
+    _put(source, "a.jsonl", _lines(0, 12))
+    argv = ["spark", "stream", str(rules), "--source", str(source)]
+    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
+    return source, rules, argv
+
+
 def _outputs(out: Path, folder: str) -> list[str]:
     return [
         line
@@ -508,15 +521,9 @@ def test_a_checkpoint_of_an_older_or_another_layout_is_refused_untouched(
 def test_a_state_of_another_program_stops_the_query_naming_the_checkpoint_writing_nothing(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = tmp_path / "source"
-    source.mkdir()
-    rules = tmp_path / "rules.event"
-    rules.write_text(RULES, encoding="utf-8")
-    _put(source, "a.jsonl", _lines(0, 12))
+    source, rules, argv = _query(tmp_path)
     # a half-written file (not renamed in yet) is not read
     (source / ".b.jsonl").write_text('{"name": "stock", "args": ["A", 1', encoding="utf-8")
-    argv = ["spark", "stream", str(rules), "--source", str(source)]
-    argv += ["--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     assert _outputs(tmp_path / "out", "rejects") == []
     written = sorted(p.name for p in (tmp_path / "out").rglob("batch-*"))
@@ -534,14 +541,8 @@ def test_the_state_partitions_are_one_on_a_local_master_and_a_change_is_refused(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # (Spark itself would keep the checkpoint's number and ignore the one asked, silently)
-    source = tmp_path / "source"
-    source.mkdir()
-    rules = tmp_path / "rules.event"
-    rules.write_text(RULES, encoding="utf-8")
-    _put(source, "a.jsonl", _lines(0, 12))
+    source, _, argv = _query(tmp_path)
     checkpoint = tmp_path / "ck"
-    argv = ["spark", "stream", str(rules), "--source", str(source)]
-    argv += ["--checkpoint", str(checkpoint), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     assert checkpoint_partitions(checkpoint) == 1
     written = sorted(p.name for p in (tmp_path / "out").rglob("batch-*"))
