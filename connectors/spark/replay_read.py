@@ -33,7 +33,7 @@ from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from reasoner.compiler.partition import EventType
 from reasoner.errors import EventError
-from reasoner.runtime.batches import acceptable, key_owner, kinds
+from reasoner.runtime.batches import Owners, acceptable, kinds
 from reasoner.runtime.events import Event
 from reasoner.runtime.intake import Intake
 from reasoner.runtime.worker import young_collections
@@ -262,7 +262,7 @@ class _Router:
 
     def __init__(self, keys: dict[EventType, int], raw_types: set[EventType] | None, n: int):
         self.keys, self.raw_types, self.n = keys, raw_types, n
-        self.owners = _Owners(n)
+        self.owners = Owners(n)
         self.held: list[tuple[list[int], list[Event]]] = [([], []) for _ in range(n)]
 
     def event(self, seq: int, event: Event) -> Iterator[tuple[int, tuple[Any, ...]]]:
@@ -305,19 +305,6 @@ class _Router:
             if seqs and len(seqs) >= size:
                 yield owner, keyed_record(seqs, events)
                 self.held[owner] = ([], [])
-
-
-class _Owners(dict[Any, int]):
-    """Each key's partition of ``n``, hashed once per task: keys repeat (and values equal in
-    Python, such as 1 and 1.0, have one owner anyway)."""
-
-    def __init__(self, n: int) -> None:
-        super().__init__()
-        self.n = n
-
-    def __missing__(self, key: Any) -> int:
-        owner = self[key] = key_owner(key, self.n)
-        return owner
 
 
 def keyed_record(seqs: list[int], events: list[Event]) -> tuple[Any, ...]:
