@@ -120,8 +120,9 @@ def _quiet_log_config() -> str:
 #: The class archive (:mod:`connectors.spark.classes`), when built, is added.
 QUICK_START = "-XX:TieredStopAtLevel=1"
 
-#: The Python daemon of a quick-start session: Spark's, with the replay's modules imported
-#: before it forks its workers (each would import them again: a third of a CPU second).
+#: The Python daemon of a quick-start session: Spark's, with the replay's and the streaming
+#: query's modules imported before it forks its workers (each would import them again: a third
+#: of a CPU second).
 QUICK_DAEMON = "connectors.spark.daemon"
 
 
