@@ -5,8 +5,9 @@ Three workloads (docs/scale-out.md):
 
 * **the archive, end to end**: the MesoWest workload below as a user has it (one CSV export per
   station, the neighbourhood as a rule file of ``near_station`` facts, kept under ``out/``),
-  through ``reasoner run`` in a subprocess: one process (the baseline) and ``--workers 2``
-  (the workers read their stations' files), interleaved ``--repeat`` times; wall and CPU
+  through ``reasoner run`` in a subprocess: one process (the baseline) and ``--workers N``
+  for each count in ``--workers`` (default 2; the workers read their stations' files),
+  interleaved ``--repeat`` times; wall and CPU
   seconds, the detections checked equal, and the engine's in-process rate on the same
   readings (only the engine's work timed). With ``--spark``, ``reasoner spark replay`` on
   local[2] too, on the archive and on a one-reading archive (Spark's fixed cost), interleaved
@@ -37,6 +38,7 @@ the load average is printed.
     python benchmarks/bench_scaleout.py            # 2,000 stations x 2 days, 2,000 companies
     python benchmarks/bench_scaleout.py --only archive --days 20   # end to end, 20 days
     python benchmarks/bench_scaleout.py --only archive --spark     # and spark replay, local[2]
+    python benchmarks/bench_scaleout.py --only archive --days 20 --workers 2,4,8,16  # more cores
     python benchmarks/bench_scaleout.py --only mesowest   # the MesoWest rows (and 2 / 1) only
     python benchmarks/bench_scaleout.py --only lines --repeat 2   # JSON lines, end to end
     python benchmarks/bench_scaleout.py --quick    # a smoke run
@@ -257,12 +259,20 @@ def in_process_rate(program, files: list[Path]) -> tuple[float, int]:
     return count / (spent + time.perf_counter() - began), found
 
 
-#: The end-to-end paths: ``reasoner run``'s options (one process is the baseline).
-PATHS = {"one process": [], "--workers 2": ["--workers", "2"]}
+def run_paths(workers: list[int]) -> dict[str, list[str]]:
+    """The end-to-end paths: ``reasoner run``'s options by name, one process (the baseline)
+    first, then ``--workers N`` for each count."""
+    return {"one process": []} | {f"--workers {n}": ["--workers", str(n)] for n in workers}
 
 
 def end_to_end(
-    stations: int, days: float, km: float, seed: int, repeat: int, spark: bool = False
+    stations: int,
+    days: float,
+    km: float,
+    seed: int,
+    repeat: int,
+    spark: bool = False,
+    workers: tuple[int, ...] = (2,),
 ) -> dict:
     """``reasoner run`` over the archive, each path in a subprocess, interleaved ``repeat``
     times (A B A B ...: the machine may be shared); wall and CPU seconds, detections checked
@@ -277,7 +287,8 @@ def end_to_end(
     print(f"{name}: {readings:,} readings, load average {os.getloadavg()[0]:.1f} (1 min)")
     argv = [sys.executable, "-m", "connectors.cli", "run", *map(str, rules), "--format", "mesowest"]
     argv += [arg for path in exports for arg in ("--events", str(path))]
-    paths = [*PATHS, *(SPARK if spark else ())]
+    options = run_paths(list(workers))
+    paths = [*options, *(SPARK if spark else ())]
     walls: dict[str, list[float]] = {path: [] for path in paths}
     cpus: dict[str, list[float]] = {path: [] for path in paths}
     outputs: dict[str, list[str]] = {}
@@ -288,7 +299,7 @@ def end_to_end(
             if path in SPARK:
                 wall, cpu, out = spark_replay(rules, exports, folder, one=path != "spark replay")
             else:
-                wall, cpu, out = run_path(argv, PATHS[path], folder)
+                wall, cpu, out = run_path(argv, options[path], folder)
             walls[path].append(wall)
             cpus[path].append(cpu)
             if out is not None:
@@ -441,6 +452,12 @@ def main(argv: list[str] | None = None) -> None:
         "--repeat", type=int, default=3, help="archive, lines: runs of each path (interleaved)"
     )
     parser.add_argument("--spark", action="store_true", help="archive: spark replay (local[2]) too")
+    parser.add_argument(
+        "--workers",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=(2,),
+        help="archive: the worker counts to run beside one process, comma-separated (default 2)",
+    )
     parser.add_argument("--json", type=Path, default=ROOT / "out" / "bench_scaleout.json")
     args = parser.parse_args(argv)
     if args.quick:
@@ -453,7 +470,15 @@ def main(argv: list[str] | None = None) -> None:
         results.append(measure(name, program, events, args.checkpoint_every))
     if args.only in (None, "archive"):
         results.append(
-            end_to_end(args.stations, args.days, args.near_km, args.seed, args.repeat, args.spark)
+            end_to_end(
+                args.stations,
+                args.days,
+                args.near_km,
+                args.seed,
+                args.repeat,
+                args.spark,
+                args.workers,
+            )
         )
     if args.only in (None, "ticker"):
         program, events = ticker_workload(args.companies, args.quotes, args.seed)

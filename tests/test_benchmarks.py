@@ -121,6 +121,14 @@ def test_scaleout_benchmark_checks_workers_against_one_engine(tmp_path: Path) ->
         assert row["snapshot_bytes"] > 0 and row["checkpoint_every"] == 1_000
 
 
+def test_scaleout_benchmark_runs_each_worker_count_asked_for(tmp_path: Path) -> None:
+    # (the benchmark stops if a path's detections differ from one process's)
+    (row,) = _quick("bench_scaleout", tmp_path, "--only", "archive", "--workers", "1,3")
+    assert row["detections"] > 0 and "workers_2_wall_s" not in row
+    for key in ("one_process", "workers_1", "workers_3"):
+        assert len(row[f"{key}_wall_s"]) == len(row[f"{key}_cpu_s"]) == 1
+
+
 def test_epsparql_benchmark_query_detects_what_its_rules_and_brute_force_do(
     tmp_path: Path,
 ) -> None:
