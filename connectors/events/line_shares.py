@@ -25,18 +25,21 @@ the router reads the input).
 
 from __future__ import annotations
 
+import heapq
 import math
 import mmap
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain
+from itertools import compress, count, islice, repeat
+from operator import ge, itemgetter, le, sub
 from typing import Any
 
 from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
+from connectors.events.jsonl import LineBlock, read_jsonl_blocks
 from connectors.events.merge import merge_labelled
-from connectors.events.rejects import Position, Rejected
+from connectors.events.rejects import Rejected
 from connectors.events.times import TimeStyle
 from reasoner.errors import EventError, ReasonerError
 from reasoner.runtime.batches import Kind, Owners
@@ -46,6 +49,9 @@ from reasoner.runtime.shares import Chunk, Note, NoteKey
 #: A time given as text (ISO-8601) in a file: what would mark the run's style while reading
 #: (also a key of a nested object: the router reads then).
 _TEXT_TIMES = [re.compile(rb'"' + key + rb'"\s*:\s*"') for key in (b"time", b"start", b"end")]
+
+#: An event of the merged input: ``(end, file, block, index)`` (the block's event ``index``).
+Item = tuple[Any, int, LineBlock, int]
 
 
 def line_sources(
@@ -110,34 +116,31 @@ class LineReader:
         self.notes: list[tuple[NoteKey, Note]] = []
         self.count = 0  # the notes' order
         self.malformed: list[Rejected] = []  # read since the last event: not keyed yet
-        self.positions: list[Position] = []
-        self.merged: Iterator[tuple[int, Event]] = iter(())  # (the file, an event)
+        self.report = self.malformed.append if share.me == 0 else _ignored
+        self.owners = Owners(share.workers)
+        self.now: Any = -math.inf  # the stream's clock: the end of the last event taken
+        self.seq = -1  # the place of the last event read in the merged stream
+        # the events kept and not sent yet, their places, (file, line) of each
+        self.events: list[Event] = []
+        self.seqs: list[int] = []
+        self.places: list[tuple[int, int]] = []
 
     def open(self) -> str | None:
-        """Open the files and read up to the first event; why the workers cannot read them
-        (None: they can)."""
+        """Read each file up to its first event, as the router's merge first reads them;
+        why the workers cannot read them (None: they can)."""
         share, style = self.share, TimeStyle()
-        on_reject = self.reject if share.me == 0 else _ignored
-        context = ReadContext(on_reject, share.arities, {}, style)
+        context = ReadContext(_ignored, share.arities, {}, style)
         try:
             streams = [read_share(share.fmt, Share(path), context) for path in share.paths]
-            for reading in streams:
-                self.positions += reading.positions  # (one per file)
-            merged = merge_labelled(*(reading.events for reading in streams))
-            first = next(merged, None)  # (the merge reads each file up to its first event)
+            next(merge_labelled(*(reading.events for reading in streams)), None)
             # (worker 0 searches the files: its answer alone sends the input to the router)
             if share.me == 0 and not style.iso and any(map(_text_times, share.paths)):
                 return "a time is given as ISO-8601 text after the first events"
         except (ReasonerError, OSError) as error:  # (the router reads them, and reports it)
             return str(error)
         if style.iso and share.me == 0:  # (before any other note: nothing written yet)
-            self.notes.insert(0, ((-math.inf, -1, 0, 0), ("iso", None)))
-        self.merged = merged if first is None else chain((first,), merged)
+            self.notes.append(((-math.inf, -1, 0, 0), ("iso", None)))
         return None
-
-    def reject(self, rejected: Rejected) -> None:
-        """A malformed line (keyed by :meth:`_keyed` after the event read before it)."""
-        self.malformed.append(rejected)
 
     def _keyed(self, now: Any, seq: int) -> None:
         """Key the malformed lines read since the event at ``seq`` (``now``: the clock
@@ -149,55 +152,136 @@ class LineReader:
 
     def chunks(self, size: int) -> Iterator[Chunk]:
         """This worker's events, ``size`` at a time, numbered by their places in the merged
-        stream, with the notes handed while reading them."""
-        share, malformed = self.share, self.malformed
-        me, keys, owners = share.me, share.keys, Owners(share.workers)
+        stream, with the notes handed while reading them. One file is walked a block at a
+        time: a block of events in time order, none refused, is taken whole with a few
+        C-level passes (:meth:`_take_all`); several files are merged event by event."""
+        share = self.share
+        files = [read_jsonl_blocks(path, share.arities) for path in share.paths]
+        if len(files) == 1:
+            for block in files[0]:
+                if self.malformed:  # (read after the last event)
+                    self._keyed(self.now, self.seq)
+                if not block.rejected and self._in_order(block):
+                    yield from self._take_all(block, size)
+                else:
+                    yield from self._walk(self._items(0, [block]), size)
+        else:  # (tuples compare by end, then by file: the ties in file order, as merged)
+            yield from self._walk(heapq.merge(*map(self._items, count(), files)), size)
+        self._keyed(self.now, self.seq)
+        if self.events or self.notes:
+            yield self._chunk(len(self.events))
+
+    def _items(self, file: int, blocks: Iterable[LineBlock]) -> Iterator[Item]:
+        """The events of ``file``'s blocks as ``(end, file, block, index)``, each malformed
+        line reported as a reader reports it: while reading on to the next event."""
+        report = self.report
+        for block in blocks:
+            ends, rejected = block.ends, block.rejected
+            if not rejected:
+                yield from zip(ends, repeat(file), repeat(block), range(len(ends)))
+                continue
+            at = 0
+            for index, end in enumerate(ends):
+                while at < len(rejected) and rejected[at][0] == index:
+                    report(rejected[at][1])
+                    at += 1
+                yield end, file, block, index
+            for _, line in rejected[at:]:
+                report(line)
+
+    def _walk(self, items: Iterable[Item], size: int) -> Iterator[Chunk]:
+        """Take the merged events ``items`` one by one: checked against the stream's clock
+        as the router's engine checks them, kept (or refused) when this worker owns them."""
+        share, malformed, owners = self.share, self.malformed, self.owners
+        me, keys = share.me, share.keys
         span = math.inf if share.max_span is None else share.max_span
-        events: list[Event] = []
-        seqs: list[int] = []
-        places: list[tuple[int, int]] = []  # (file, line) of each event kept
-        positions = self.positions
-        now: Any = -math.inf  # the stream's clock: the end of the last event taken
-        seq = -1  # the place of the last event read in the merged stream
-        for file, event in self.merged:
+        events, seqs, places = self.events, self.seqs, self.places
+        now, seq = self.now, self.seq
+        for end, file, block, index in items:
             if malformed:  # (read while the merge took this event)
                 self._keyed(now, seq)
             seq += 1
-            end = event[3]
-            at = keys.get((event[0], len(event[1])))
-            owner = 0 if at is None else owners[event[1][at]]
-            if end >= now and end - event[2] <= span:  # (what the router takes)
+            args = block.args[index]
+            at = keys.get((block.names[index], len(args)))
+            owner = 0 if at is None else owners[args[at]]
+            if end >= now and end - block.starts[index] <= span:  # (what the router takes)
                 now = end
                 if owner == me:
-                    events.append(event)
+                    events.append(block.event(index))
                     seqs.append(seq)
-                    places.append((file, positions[file].line))
+                    places.append((file, block.lines[index]))
                     if len(seqs) == size:
-                        yield self._chunk(events, seqs, places)
-                        events, seqs, places = [], [], []
+                        self.now, self.seq = now, seq
+                        yield self._chunk(size)
             elif owner == me:
-                self._refuse(event, file, now, seq)
-        self._keyed(now, seq)
-        if events or self.notes:
-            yield self._chunk(events, seqs, places)
+                self._refuse(block.event(index), (file, block.lines[index]), now, seq)
+        self.now, self.seq = now, seq
 
-    def _refuse(self, event: Event, file: int, now: Any, seq: int) -> None:
+    def _in_order(self, block: LineBlock) -> bool:
+        """Whether the router's engine takes every event of ``block`` (none ends before the
+        one before it, none lasts longer than ``max_span``)."""
+        ends, span = block.ends, self.share.max_span
+        if not ends:
+            return True
+        if not ends[0] >= self.now or not all(map(le, ends, islice(ends, 1, None))):
+            return False
+        return span is None or all(map(ge, repeat(span), map(sub, ends, block.starts)))
+
+    def _take_all(self, block: LineBlock, size: int) -> Iterator[Chunk]:
+        """Take every event of ``block`` (:meth:`_in_order`) and keep this worker's."""
+        ends, base = block.ends, self.seq + 1
+        if not ends:
+            return
+        self.now, self.seq = ends[-1], self.seq + len(ends)
+        chosen = self._chosen(block)
+        if chosen is None:
+            return
+        self.events += block.chosen(chosen)
+        self.seqs += compress(range(base, self.seq + 1), chosen)
+        self.places += zip(repeat(0), compress(block.lines, chosen))  # (the one file's)
+        while len(self.seqs) >= size:
+            yield self._chunk(size)
+
+    def _chosen(self, block: LineBlock) -> list[bool] | None:
+        """Whether this worker owns each event of ``block`` (None: none): an event of a keyed
+        type the owner of its key, any other worker 0."""
+        share, owners = self.share, self.owners
+        keys, names, args = share.keys, block.names, block.args
+        kinds = block.kinds
+        if kinds is None:
+            kinds = set(zip(names, map(len, args), strict=True))
+        found: Iterable[int]
+        if len(kinds) == 1:  # (one event type, the common case: a column at a time)
+            at = keys.get(next(iter(kinds)))
+            if at is None:
+                return [True] * len(names) if share.me == 0 else None
+            found = map(owners.__getitem__, map(itemgetter(at), args))
+        else:
+            found = [
+                0 if (at := keys.get((name, len(values)))) is None else owners[values[at]]
+                for name, values in zip(names, args, strict=True)
+            ]
+        return list(map(share.me.__eq__, found))
+
+    def _refuse(self, event: Event, place: tuple[int, int], now: Any, seq: int) -> None:
         """The note for the event at ``seq`` that the router's engine refuses at ``now``
         (late, or too long)."""
         share = self.share
         reason = rejection(event, now, share.arities, share.max_span, 0)
         assert reason is not None  # (it is late or too long)
-        place = (file, self.positions[file].line)
-        note = _refused(self.positions, [place], [event], 0, reason)
+        note = _refused(share.paths, [place], [event], 0, reason)
         self.notes.append(((now, seq, 0, 0), note))
 
-    def _chunk(self, events: list[Event], seqs: list[int], places: list[tuple[int, int]]) -> Chunk:
+    def _chunk(self, size: int) -> Chunk:
+        """The first ``size`` events kept, with the notes handed so far."""
         notes, self.notes = self.notes, []
-        return Chunk(events, seqs, notes, partial(_refused, self.positions, places, events))
+        events, seqs, places = self.events[:size], self.seqs[:size], self.places[:size]
+        del self.events[:size], self.seqs[:size], self.places[:size]
+        return Chunk(events, seqs, notes, partial(_refused, self.share.paths, places, events))
 
 
 def _refused(
-    positions: list[Position],
+    paths: Sequence[str],
     places: list[tuple[int, int]],
     events: list[Event],
     index: int,
@@ -207,7 +291,7 @@ def _refused(
     reports it (the EventError's text, the event with it)."""
     file, line = places[index]
     text = str(EventError(reason, events[index]))
-    return ("refused", Rejected(positions[file].file, line, text))
+    return ("refused", Rejected(paths[file], line, text))
 
 
 def _ignored(rejected: Rejected) -> None:
