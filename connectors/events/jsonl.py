@@ -373,9 +373,7 @@ def _blocks(path: str, arities: dict[str, set[int]] | None, size: int) -> Iterat
     where, number, rest = Position(path), 1, b""
     try:
         with open(path, "rb") as stream:
-            data = stream.read(size)
-            if data.startswith(_BOM):
-                data = data[3:]
+            data = _without_bom(stream).read(size)
             while data:
                 data = rest + data
                 cut = data.rfind(b"\n") + 1

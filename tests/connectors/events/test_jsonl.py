@@ -17,6 +17,8 @@ from connectors.events import (
     merge_streams,
     read_jsonl,
 )
+from connectors.events.jsonl import read_jsonl_blocks
+from connectors.events.rejects import Position
 from reasoner.runtime.events import Detection, Event
 from reasoner.values import IRI, Struct
 
@@ -293,3 +295,80 @@ def test_a_time_beyond_the_documented_range_rejects_its_line_only(tmp_path: Path
         Rejected(str(path), 3, f"time 100000000000000000000 {limit}"),
         Rejected(str(path), 4, f"time 9007199254740993 {limit}"),
     ]
+
+
+#: Lines for the block reader: the writer's form, json's, spans, plain and non-plain arguments,
+#: and lines that are bad or that a block decoded at once could misread (two values on a line,
+#: one value on two, a repeated key, an unknown one, blank lines, CR LF, spacing, escapes,
+#: a byte that is not UTF-8, a time out of range, a wrong arity).
+_BLOCK_LINES = [
+    b'{"name":"a","args":["x",1],"time":@}',
+    b'{"name":"a","args":["x",1.5],"start":@,"end":@}',
+    b'{"name": "a", "args": ["y", 2], "time": @}',
+    b'{"name":"b","args":[],"time":@}',
+    b'{"name":"b","time":@}',
+    b'{"name":"a","args":[{"iri":"http://x/y"},1],"time":@}',
+    b'{"name":"a","args":["\\"}\\n{\\"",1],"time":@}',
+    b'{"name":"a","args":["\\u00e9",1],"time":@}',
+    b'{"name":"a","args":["x",1],"time":@}{"name":"a","args":["x",1],"time":@}',
+    b'{"name":"a","args":["x",1],"time":@} {"name":"b","time":@}',
+    b'{"name":"a","args":["x",1],"x":{}\n{"time":@}}',
+    b'{"name":"a","args":["x",1],\n"time":@}',
+    b'{"name":"b","name":"a","args":["x",1],"time":@}',
+    b'{"name":"a","args":["x",1],"time":"@","time":@}',
+    b'{"name":"a","args":["x",1],"time":@,"note":{"name":"b"}}',
+    b'{"name":"a","args":["x",1],"time":@,"start":@}',
+    b'{"name":"a","args":["x",1],"time":null,"start":@,"end":@}',
+    b'{"name":"a","args":["x",1],"start":9,"end":@}',
+    b'{"name":"a","args":["x"],"time":@}',
+    b'{"name":"","time":@}',
+    b'{"name":"a","args":["x",true],"time":@}',
+    b'{"name":"a","args":["x",1],"time":true}',
+    b'{"name":"a","args":["x",1],"time":9007199254740993}',
+    b'{"name":"a","args":["x",1],"time":@.0}',
+    b'{"name":"a","args":["x\xff",1],"time":@}',
+    b'{"name":"a","args":["x",1],"time":@}\r',
+    b'  {"name":"a","args":["x",1],"time":@}',
+    b"",
+    b"   ",
+    b"[1]",
+    b"not json",
+]
+
+
+@given(
+    lines=st.lists(st.tuples(st.sampled_from(_BLOCK_LINES), st.integers(0, 20)), max_size=30),
+    bom=st.booleans(),
+    ended=st.booleans(),
+    size=st.sampled_from([1, 24, 64, 200, 1 << 16]),
+)
+def test_blocks_give_the_events_and_rejections_of_the_line_reader(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[tuple[bytes, int]],
+    bom: bool,
+    ended: bool,
+    size: int,
+) -> None:
+    """read_jsonl_blocks, whatever its block size, gives read_jsonl's events (of the same
+    types), line numbers and rejections, in the same order."""
+    path = tmp_path_factory.mktemp("blocks") / "in.jsonl"
+    text = b"\n".join(line.replace(b"@", str(time).encode()) for line, time in lines)
+    path.write_bytes(b"\xef\xbb\xbf" * bom + text + b"\n" * ended)
+    arities = {"a": {2}}
+    expected: list[object] = []
+    positions: list[Position] = []
+    read = read_jsonl(path, on_reject=expected.append, arities=arities, positions=positions)
+    for event in read:
+        expected.append((positions[0].line, event))
+    found: list[object] = []
+    for block in read_jsonl_blocks(str(path), arities, size):
+        rejected = iter(block.rejected)
+        after, line = next(rejected, (None, None))
+        for index in range(len(block.ends)):
+            while after == index:
+                found.append(line)
+                after, line = next(rejected, (None, None))
+            found.append((block.lines[index], block.event(index)))
+        found += [line] if after is not None else []
+        found += [line for _, line in rejected]
+    assert repr(found) == repr(expected)
