@@ -402,8 +402,8 @@ def _block(
     columns = _plain_block(ended, count, arities)
     if columns is not None:
         names, args, starts, ends, kinds = columns
-        lines = range(number, number + count)
-        return LineBlock(names, args, starts, ends, lines, [], kinds)
+        numbers = range(number, number + count)
+        return LineBlock(names, args, starts, ends, numbers, [], kinds)
     events: list[Event] = []
     lines: list[int] = []
     rejected: list[tuple[int, Rejected]] = []

@@ -4,15 +4,19 @@ the whole input as the router would, and keeps the events of the keys it owns
 
 A JSON-lines file holds the events of every key, in time order, so it cannot be divided by
 file (MesoWest, :mod:`connectors.events.shares`) nor by byte range (a key's events lie all
-over it). Each worker instead replays the router's reading: the same readers, merged as
-``reasoner run`` merges them (:func:`~connectors.events.merge.merge_labelled`), each event
-numbered by its place in that merged stream (the same in every worker) and checked against
-the stream's clock as the router's engine would (a late event, one lasting longer than
-``--max-span``: refused with the router's reason). An event then goes to the worker the
-router would send it to (:func:`~reasoner.runtime.batches.key_owner` of its key; an event of
-no keyed type to worker 0); the others are dropped unbuilt into anything more. So a worker
-parses every line (measured in docs/scale-out.md: a key alone costs about half a full
-parse), but nothing is checked, pickled or sent per event by the router.
+over it). Each worker instead replays the router's reading: the same events, line numbers and
+reasons (:func:`~connectors.events.jsonl.read_jsonl_blocks`, a block of lines at a time), the
+files merged as ``reasoner run`` merges them (by heap, ties in file order), each event numbered
+by its place in that merged stream (the same in every worker) and checked against the stream's
+clock as the router's engine would (a late event, one lasting longer than ``--max-span``:
+refused with the router's reason). An event then goes to the worker the router would send it
+to (:func:`~reasoner.runtime.batches.key_owner` of its key; an event of no keyed type to worker
+0); the others are dropped unbuilt. Every worker must still decode every line: whether a line is
+an event at all (valid JSON, a name, a time ...) moves the numbering and the clock, and a scan
+for the key alone cannot tell. So the cost per line is kept down instead: with one file, a block
+whose events all come in order and within ``--max-span`` is taken whole, a column at a time
+(:meth:`LineReader._take_all`), and only the worker's own events are built; nothing is checked,
+pickled or sent per event by the router.
 
 What only one process may report is reported by one: worker 0 reports the malformed lines
 (keyed after the merged event read before them, as the router prints them), the owner of an
