@@ -14,7 +14,6 @@ stopped by the caller, the summary is printed, and the status is 130 (SIGINT) or
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -31,6 +30,7 @@ from connectors.events.times import TimeStyle
 from connectors.rdf.writer import RdfWriter
 from reasoner.errors import EventError, ReasonerError
 from reasoner.runtime.events import Event
+from reasoner.runtime.frozen import frozen
 from reasoner.server.config import LOOPBACK
 from reasoner.values import Time
 
@@ -154,11 +154,12 @@ class RunSession:
         """
         if self.resume is not None:
             self._resume(self.resume)
-        # The program, its facts and the engine are built and live to the end: the run's
-        # collections need not scan them again (a large fact base was most of their time).
-        gc.freeze()
         try:
             with ExitStack() as stack:
+                # The program, its facts and the engine are built and live to the end: the
+                # run's collections need not scan them again (a large fact base was most of
+                # their time). Thawed on leaving: a caller may run again in this process.
+                stack.enter_context(frozen())
                 publish = self._open(stack)
                 # (the workers' reading first: the router opens no file when they read them)
                 shared = self._read_by_workers()

@@ -7,7 +7,6 @@ stopping them.
 from __future__ import annotations
 
 import contextlib
-import gc
 import multiprocessing
 import pickle
 import queue
@@ -18,6 +17,7 @@ from typing import Any
 
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program
+from reasoner.runtime.frozen import frozen
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.worker import work
 
@@ -51,22 +51,29 @@ class WorkerPool:
         # What exists now (the program, the knowledge) is left out of the workers' garbage
         # collections: a collection would write to every object a worker inherited, copying
         # its pages and scanning them again and again (seconds on a large fact base).
-        gc.freeze()
-        for _ in range(workers):
-            here, there = context.Pipe()
-            # The child closes every router end it inherits (its own peer's included), so
-            # that its pipe reports end-of-file when the router dies, even by SIGKILL.
-            inherited = [here, *self.connections]
-            process = context.Process(
-                target=work,
-                args=(there, len(self.connections), inherited, stage, options, knowledge, reads),
-                daemon=True,
-            )
-            process.start()
-            there.close()
-            self.connections.append(here)
-            self._processes.append(process)
-        gc.unfreeze()  # (the router's own collections as before)
+        with frozen():  # (thawed after: the router's own collections as before)
+            for _ in range(workers):
+                here, there = context.Pipe()
+                # The child closes every router end it inherits (its own peer's included), so
+                # that its pipe reports end-of-file when the router dies, even by SIGKILL.
+                inherited = [here, *self.connections]
+                process = context.Process(
+                    target=work,
+                    args=(
+                        there,
+                        len(self.connections),
+                        inherited,
+                        stage,
+                        options,
+                        knowledge,
+                        reads,
+                    ),
+                    daemon=True,
+                )
+                process.start()
+                there.close()
+                self.connections.append(here)
+                self._processes.append(process)
         # The sending threads start after the forks: a child gets no threads.
         for connection in self.connections:
             outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
