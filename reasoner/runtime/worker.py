@@ -119,6 +119,9 @@ def work(
                 assert checked is not None
                 engine.restore(checked)
                 answer = None
+            elif kind == "halt":  # (a stop just after its share's reading failed and said so)
+                _halted(connection, kind)
+                continue
             else:
                 connection.close()
                 return
