@@ -1,4 +1,5 @@
-"""Detection of one partition key's events, as a Spark task runs it.
+"""Detection of a partition key's events (or a partition's keys' together), as a Spark task
+runs it.
 
 A :class:`Stage` says what runs on the executors: the keyed stage of the program (the partition
 analysis of :mod:`reasoner.compiler.partition`), the engine options and the knowledge. Each
@@ -105,12 +106,13 @@ def detect(
     state: bytes | None = None,
     keep_state: bool = False,
 ) -> tuple[list[Derived], bytes | None]:
-    """Run one key's events through the stage's engine.
+    """Run one key's events (archive replay: a partition's keys' events) through the stage's
+    engine.
 
     Args:
         stage: what to run.
         events: ``(seq, event)`` pairs in the stream's order (by end time, then sequence
-            number), every event of the key.
+            number), every event of the key (of the partition's keys).
         until: the stream's time after them: the clock moves there at the end (firing time
             points and window expiries up to it, as in one engine over every key).
         state: the key's state from an earlier call (None: a blank engine).

@@ -177,7 +177,7 @@ def replay(
     shutil.rmtree(runs, ignore_errors=True)
     runs.mkdir(parents=True)
     if plan.n:
-        log("running the keyed rules per key")
+        log("running the keyed rules per partition")
         stage = make_stage(sc, shipped.program, stage_options, knowledge, plan)
         _run_keyed(sc, shuffled, stage, stream, plan, runs)
     found: list[tuple[Any, str]] = []
