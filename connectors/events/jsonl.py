@@ -335,14 +335,15 @@ def read_jsonl_blocks(
     reasons, without a Python step per line where it can.
 
     A block whose every line is one JSON object of plain arguments and integer times
-    (``{"name":"a","args":["x",1],"time":5}``, the form :class:`JsonLinesWriter` writes) is
-    decoded by one msgspec call and checked a column at a time; that call reads values
-    separated by any whitespace, so a block is taken this way only when every line starts
-    with ``{`` and ends with ``}``, and there are as many values as lines: a value cannot then
-    span two lines (a string holds no raw line end, and after a closing ``}`` an opening
-    ``{`` can only start a new value), so each line holds exactly its own value. Any other
-    block (a malformed line, a blank one, ISO times, IRIs ...) is read line by line by
-    :func:`read_jsonl`'s loop. The time style is not marked (the caller settles it).
+    (``{"name":"a","args":["x",1],"start":5,"end":5}``, the form :class:`JsonLinesWriter`
+    writes, or ``"time":5``) is decoded by one msgspec call and checked a column at a time;
+    that call reads values separated by any whitespace, so a block is taken this way only
+    when every line starts with ``{`` and ends with ``}``, and there are as many values as
+    lines: a value cannot then span two lines (a string holds no raw line end, and after a
+    closing ``}`` an opening ``{`` can only start a new value), so each line holds exactly
+    its own value. Any other block (a malformed line, a blank one, ISO times, IRIs ...) is
+    read line by line by :func:`read_jsonl`'s loop. The time style is not marked (the caller
+    settles it).
 
     Args:
         path: a JSON-lines file.
