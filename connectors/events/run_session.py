@@ -348,7 +348,11 @@ class RunSession:
                     raise Interrupted(stop.signum)
         except Interrupted:
             self.interrupted = True
-            shared.close()  # (the workers end their shares where they are)
+        finally:
+            # The workers end their shares where they are, on a stop or an error (a closed
+            # pipe), while their pool is open: left to the garbage collector, the halt came
+            # after the pool's close (a traceback, or a worker waiting on the router).
+            shared.close()
 
     def _note(self, note: tuple[str, Rejected]) -> None:
         """What a worker reading its share met: a malformed line, an event refused, or (``iso``)

@@ -73,6 +73,30 @@ def test_a_closed_pipe_ends_the_run_with_one_line_and_141(tmp_path: Path) -> Non
     assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
 
 
+def test_a_closed_pipe_with_the_workers_reading_is_one_line_and_141(tmp_path: Path) -> None:
+    # (the workers read their shares: the halt of their shares came after the pool's close, a
+    # traceback "Exception ignored in: <generator object ParallelEngine._merged ...>")
+    rules, events = tmp_path / "rise.event", tmp_path / "many.jsonl"
+    rules.write_text("rise(C, P2) <- (stock(C, P1) SEQ stock(C, P2)).10 WHERE P1 < P2.\n")
+    events.write_text(
+        "".join(
+            json.dumps({"name": "stock", "args": [f"C{i % 5}", i % 7], "time": i}) + "\n"
+            for i in range(20_000)
+        )
+    )
+    command = " ".join(_command("run", str(rules), "--events", str(events), "--workers", "2"))
+    done = subprocess.run(
+        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert done.stdout.count("\n") == 1
+    assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
+    assert done.returncode == 141
+
+
 def test_the_summary_names_the_events_no_rule_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
