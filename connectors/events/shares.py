@@ -110,7 +110,7 @@ class FileReader:
         self.notes: list[tuple[NoteKey, Note]] = []
         self.numbers = count()  # the notes' order
         self.wheres: list[Position] = []
-        self.merged: Labelled | None = None
+        self.merged: Labelled | _Empty | None = None
         self.places = [place << _PLACE for place, _, _ in files]  # (each event's number's top)
 
     def open(self) -> str | None:
