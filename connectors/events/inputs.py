@@ -28,6 +28,7 @@ from connectors.rdf.writer import RDF_SYNTAXES
 from reasoner.runtime.events import Event
 
 if TYPE_CHECKING:
+    from connectors.mesowest.archive import Labelled
     from reasoner.language.ast import Program
 
 #: How a format's input may be divided between workers: ``files`` (each file holds whole keys:
@@ -106,6 +107,10 @@ class InputFormat:
             one has the file's key at that argument position.
         in_order: for ``files``: the events of the files' readings merged by time, read at
             once, when every file is in time order and readable to its end (None otherwise):
+            (Spark replay's tasks read so).
+        labelled: for ``files``: ``in_order`` with each event's file and line (an iterable
+            of ``(the file's index, its line, the event)`` with ``last``, the one given last
+            when a rejection is handed over: see ``connectors.mesowest.archive.Labelled``):
             what a worker reading its share of the files runs (``reasoner run --workers``).
         modules: the modules its reading imports when it starts (numpy, pyarrow), imported
             at once by :func:`load_reader`.
@@ -120,6 +125,7 @@ class InputFormat:
     key_of: Callable[[str], str] | None = None
     holds: tuple[str, int, int] | None = None
     in_order: Callable[[Sequence[Any]], Iterator[Event] | None] | None = None
+    labelled: Callable[[Sequence[Any]], Labelled | None] | None = None
     modules: tuple[str, ...] = ()
 
 
@@ -150,6 +156,12 @@ def _mesowest_in_order(files: Sequence[Any]) -> Iterator[Event] | None:
     from connectors.mesowest.archive import merge_in_order
 
     return merge_in_order(files)
+
+
+def _mesowest_labelled(files: Sequence[Any]) -> Labelled | None:
+    from connectors.mesowest.archive import merge_in_order_labelled
+
+    return merge_in_order_labelled(files)
 
 
 def _station_of(path: str) -> str:
@@ -192,7 +204,8 @@ REGISTRY: dict[str, InputFormat] = {
             key_of=_station_of,
             holds=("sensor_reading", 9, 0),
             in_order=_mesowest_in_order,
-            modules=("connectors.mesowest.archive", "pyarrow.csv"),
+            labelled=_mesowest_labelled,
+            modules=("connectors.mesowest.archive", "pyarrow.csv", "pyarrow.compute"),
         ),
         *(
             InputFormat(name, _read_rdf, times="given", streams=False, split="none", rdf=True)

@@ -6,10 +6,11 @@ A file-split format (``InputFormat.split == "files"``) whose files each hold one
 (``InputFormat.holds``) can be so divided when the program keys those events by that argument:
 every file of a key then goes to the worker the router would send the key's events to
 (:func:`~reasoner.runtime.batches.key_owner`), so the partitions, and what each worker derives,
-are those of the router's run. A worker's events are numbered ``file << 32 | n`` (the file's
-place among the inputs, the event's place in the share): with each file in time order, the
-whole input's merge is a stable sort by time over the files in input order, so ``(end, seq)``
-orders any worker's events as that merge does. Rejections are keyed by the event they follow
+are those of the router's run. A worker's events are numbered ``file << 32 | line`` (the
+file's place among the inputs, the event's line in its file): with each file in time order,
+the whole input's merge is a stable sort by time over the files in input order, so
+``(end, seq)`` orders any worker's events as that merge does. Rejections are keyed by the event
+they follow
 (the merge hands a file's rejection over when the event after its file's previous one is
 asked for), so the router reports them in input order.
 """
@@ -21,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import count, islice
-from operator import itemgetter
-from typing import Any
+from operator import itemgetter, or_
+from typing import TYPE_CHECKING, Any
 
 from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
 from connectors.events.rejects import Position, Rejected
@@ -32,6 +33,9 @@ from reasoner.errors import ReasonerError
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.events import Event
 from reasoner.runtime.shares import Chunk, Note, NoteKey
+
+if TYPE_CHECKING:
+    from connectors.mesowest.archive import Labelled
 
 #: The bits of a worker's event number below the file's place.
 _PLACE = 32
@@ -61,7 +65,7 @@ def file_sources(
         entry.split != "files"
         or entry.key_of is None
         or entry.holds is None
-        or entry.in_order is None
+        or entry.labelled is None
         or entry.times != "iso"  # (else the router learns how to write times by reading)
         or "-" in paths
     ):
@@ -104,10 +108,10 @@ class FileReader:
     def __init__(self, fmt: str, files: tuple[tuple[int, str, Any], ...]) -> None:
         self.fmt, self.files = fmt, files
         self.notes: list[tuple[NoteKey, Note]] = []
-        self.row: tuple[int, Event, int, int] | None = None  # the row taken last
         self.numbers = count()  # the notes' order
         self.wheres: list[Position] = []
-        self.merged: Iterator[Event] | None = None
+        self.merged: Labelled | _Empty | None = None
+        self.places = [place << _PLACE for place, _, _ in files]  # (each event's number's top)
 
     def open(self) -> str | None:
         """Read the files; why they cannot be run by this worker alone (None: they can)."""
@@ -119,8 +123,8 @@ class FileReader:
                 reading = read_share(self.fmt, Share(path), context)
                 streams.append(reading.events)
                 self.wheres.append(reading.positions[0])
-            assert entry.in_order is not None
-            self.merged = entry.in_order(streams) if streams else iter(())
+            assert entry.labelled is not None
+            self.merged = entry.labelled(streams) if streams else _Empty()
         except ReasonerError as error:  # (the router reads it again, and reports it)
             return str(error)
         if self.merged is None:
@@ -128,14 +132,17 @@ class FileReader:
         return None
 
     def note(self, place: int, rejected: Rejected) -> None:
-        """A reader's rejection, keyed by where the merge hands it over."""
-        after = (-math.inf, place) if self.row is None else (self.row[1][3], self.row[0])
+        """A reader's rejection, keyed by where the merge hands it over (after the row it
+        gave last)."""
+        assert self.merged is not None
+        row = self.merged.last
+        after = (-math.inf, place) if row is None else (row[2][3], self.places[row[0]] | row[1])
         self.notes.append(((*after, 1, next(self.numbers)), ("malformed", rejected)))
 
     def chunks(self, size: int) -> Iterator[Chunk]:
         """The events, ``size`` at a time, numbered, with the notes handed while reading them."""
         assert self.merged is not None
-        rows = self._numbered(self.merged)
+        rows, places = iter(self.merged), self.places
         paths = [where.file for where in self.wheres]
         while True:
             chunk = list(islice(rows, size))
@@ -143,37 +150,26 @@ class FileReader:
             if not chunk and not notes:
                 return
             refuse = partial(_refused, paths, chunk)  # (rare: found from the chunk when asked)
-            # (the columns split at C level: nothing runs per event here)
-            yield Chunk(list(map(_event, chunk)), list(map(_seq, chunk)), notes, refuse)
-
-    def _numbered(self, merged: Iterator[Event]) -> Iterator[tuple[int, Event, int, int]]:
-        """``(seq, event, the file's index in the share, its line)`` of each event."""
-        entry = REGISTRY[self.fmt]
-        files: dict[Any, list[int]] = {}
-        for i, (_, _, key) in enumerate(self.files):
-            files.setdefault(key, []).append(i)
-        at = entry.holds[2] if entry.holds is not None else 0
-        places = [place << _PLACE for place, _, _ in self.files]
-        single = {key: found[0] for key, found in files.items() if len(found) == 1}
-        wheres = self.wheres
-        for n, event in enumerate(merged):
-            found = single.get(event[1][at])
-            # (a key's several files: the one that yielded it)
-            i = (
-                next(j for j in files[event[1][at]] if wheres[j].holds(event))
-                if found is None
-                else found
-            )
-            self.row = row = (places[i] | n, event, i, wheres[i].line)
-            yield row
+            # (the columns split and numbered at C level: nothing runs per event here)
+            seqs = list(map(or_, map(places.__getitem__, map(_file, chunk)), map(_line, chunk)))
+            yield Chunk(list(map(_event, chunk)), seqs, notes, refuse)
 
 
-_seq, _event = itemgetter(0), itemgetter(1)
+class _Empty:
+    """No files: no rows (and no row given last)."""
+
+    last = None
+
+    def __iter__(self) -> Iterator[tuple[int, int, Event]]:
+        return iter(())
+
+
+_file, _line, _event = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _refused(
-    paths: list[str], chunk: list[tuple[int, Event, int, int]], index: int, reason: str
+    paths: list[str], chunk: list[tuple[int, int, Event]], index: int, reason: str
 ) -> Note:
     """The note of the chunk's event ``index`` refused (its file and line)."""
-    _, _, i, line = chunk[index]
+    i, line, _ = chunk[index]
     return ("refused", Rejected(paths[i], line, reason))

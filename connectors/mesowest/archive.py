@@ -91,6 +91,45 @@ def merge_in_order(files: Sequence[MesoWestFile]) -> Iterator[Event] | None:
     return None if archive.dipped or archive.failed else _events(archive, iter(rounds))
 
 
+class Labelled:
+    """The events of :func:`merge_in_order_labelled`, each as ``(the file's index, its line,
+    the event)``; ``last``: the triple given last when a rejection is handed over (None before
+    the first event), read by whoever keys the rejection (it is set then only: nothing runs
+    per event for it)."""
+
+    def __init__(self, archive: _Archive, rounds: Iterator[_Round]) -> None:
+        self.last: tuple[int, int, Event] | None = None
+        self._rows = _labelled(archive, rounds, self)
+
+    def __iter__(self) -> Iterator[tuple[int, int, Event]]:
+        return self._rows
+
+
+def merge_in_order_labelled(files: Sequence[MesoWestFile]) -> Labelled | None:
+    """:func:`merge_in_order` with each event's file (its index in ``files``) and line, for a
+    worker numbering its events at C level; the files' ``where`` are not kept up to date (their
+    rejections are handed over as by :func:`merge_in_order`).
+
+    Args:
+        files: opened exports (headers read), as for :func:`merge_files`.
+
+    Returns:
+        The events labelled (:class:`Labelled`), or None as :func:`merge_in_order`.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from connectors.mesowest.reader import MesoWestFile
+        >>> paths = sorted(Path("data/mesowest/sample").glob("*.csv"))
+        >>> merged = merge_in_order_labelled([MesoWestFile(p) for p in paths])
+        >>> index, line, event = next(iter(merged))
+        >>> (paths[index].stem, line, event.args[0])
+        ('KEVW', 9, 'KEVW')
+    """
+    archive = _Archive(files)
+    rounds = list(archive.rounds())
+    return None if archive.dipped or archive.failed else Labelled(archive, iter(rounds))
+
+
 #: A row: the file's index, the row's place among the file's readings, its line, time and key,
 #: its condition (an index into the archive's words), its event when the row loop built it (a
 #: key of ``_Archive.built``; -1: none) and its numbers. Rows are numpy records: put in order
@@ -328,6 +367,40 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
                 yield event
                 for index, item in after.get(at, ()):
                     _hand_over(files[index], item)
+            marks = [mark for mark in marks if mark >= stop]
+
+
+def _labelled(
+    archive: _Archive, rounds: Iterator[_Round], labelled: Labelled
+) -> Iterator[tuple[int, int, Event]]:
+    """The rows of :func:`_events`, each ``(file, line, event)``, each file's rejections handed
+    over at the same points (``labelled.last`` set first to the row they follow)."""
+    files = archive.files
+    idents = _objects([file.station.id for file in files])
+    words = _objects(archive.words.values)
+    for found in rounds:
+        for index, item in found.before:
+            _hand_over(files[index], item)
+        if len(words) != len(archive.words.values):
+            words = _objects(archive.words.values)
+        rows, order, after = found.rows, found.order, found.after
+        marks = sorted(after)
+        for start in range(0, len(order), _BLOCK):
+            part = rows[order[start : start + _BLOCK]]
+            events = _built_events(part, idents, words, archive.built)
+            taken = list(zip(part["file"].tolist(), part["line"].tolist(), events, strict=True))
+            stop = start + len(taken)
+            if not marks or marks[0] >= stop:  # (no rejection to hand over)
+                yield from taken
+                labelled.last = taken[-1]
+                continue
+            for at, row in enumerate(taken, start):
+                yield row
+                if at in after:
+                    labelled.last = row
+                    for index, item in after[at]:
+                        _hand_over(files[index], item)
+            labelled.last = taken[-1]
             marks = [mark for mark in marks if mark >= stop]
 
 

@@ -283,14 +283,16 @@ def dispatcher(sources: Sequence[SourceNode], sink: Any = None) -> Emit:
 
     With the engine's ``sink`` (:class:`~reasoner.runtime.sink.Sink`), the dispatch calls
     ``sink.mark(None)`` first and ``sink.mark(edge_key(rank))`` after each parent, so that what
-    each parent derived can be told apart (the parallel stages); the latter only once the
-    push derived something (a mark before that says nothing: most events derive nothing)."""
+    each parent derived can be told apart (the parallel stages); both only once the push
+    derived something (a mark before that says nothing: most events derive nothing, and the
+    pushed event's own dispatch starts with nothing derived, so its start needs no mark)."""
     edges = [(rank, source, k, parent) for source in sources
              for k, (rank, parent) in enumerate(source.parents)]  # fmt: skip
     edges.sort(key=itemgetter(0), reverse=True)  # stable: equal ranks keep their order
     mark = sink is not None
     scope: dict[str, Any] = {"mark": sink.mark, "sink": sink} if mark else {}
-    lines = ["def dispatch(a, s, e, w):", "    mark(None)" if mark else "    pass"]
+    lines = ["def dispatch(a, s, e, w):"]
+    lines += ["    if sink.detected:", "        mark(None)"] if mark else ["    pass"]
     previous = None
     placed: dict[int, tuple[int, str, str]] = {}  # source id -> its place, test, values
     for rank, source, k, parent in edges:

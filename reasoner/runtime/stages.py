@@ -147,16 +147,17 @@ class StageEngine(Engine):
 
 def positions(engine: Engine, detections: Sequence[Event], root: Path = ()) -> list[Path]:
     """The position of each event the last push of a marking ``engine`` derived
-    (``detections``, in derivation order), below ``root`` (the pushed event's)."""
+    (``detections``, in derivation order), below ``root`` (the pushed event's). The push
+    derived nothing before the pushed event's dispatch (its timers fired before it, as
+    :func:`~reasoner.runtime.worker.run_batch` has them): a dispatch marks its start only
+    once something was derived, so every start marked is the agenda's."""
     routes = engine.wiring.routes
     paths: list[Path] = []
     dispatched: deque[Path] = deque()  # the derived events the agenda dispatches, in order
     here = root
-    first = True
     for edge, n in engine.sink.marks:
-        if edge is None:  # a dispatch starts: the pushed event's, then the agenda's in order
-            here = root if first else dispatched.popleft()
-            first = False
+        if edge is None:  # a dispatch of the agenda starts (in order)
+            here = dispatched.popleft()
             continue
         while len(paths) < n:
             i = len(paths)
@@ -238,9 +239,9 @@ class GlobalStage(StageEngine):
         marks.clear()
         _, args, start, end = event
         why = event if self.settings.provenance else None
+        done = len(detected)  # (a dispatch marks its start only once something was derived)
         for receive in receivers:
             receive(args, start, end, why)
-        done = marks[0][1] if marks else len(detected)
         depth = len(path) + 1
         for edge, n in marks:
             if edge is None:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from connectors.events import InputFormatError
 from connectors.events.merge import merge_streams
 from connectors.mesowest import MesoWestFile, archive, blocks, read_mesowest
-from connectors.mesowest.archive import merge_files, merge_in_order
+from connectors.mesowest.archive import merge_files, merge_in_order, merge_in_order_labelled
 
 HEADER = "# STATION: {id}\n# LATITUDE: 40.5\n# LONGITUDE: -111.5\n"
 COLUMNS = (
@@ -274,6 +274,46 @@ def test_merge_in_order_refuses_a_file_out_of_order_or_unreadable(
         broken.read_bytes().replace(b"KBAD,2021-01-13T05:00", b"KBAD,2021-01-13T05:\xff0")
     )
     assert merge_in_order([MesoWestFile(path) for path in (a, broken)]) is None
+
+
+@pytest.mark.parametrize("size", [64, 8192])
+def test_merge_in_order_labelled_gives_each_events_file_and_line(tmp_path: Path, size: int) -> None:
+    # the heap merge of the row loops: each event's file and line (its file's ``where``), and
+    # after how many events each rejection is handed over
+    a = _write(tmp_path, "KAAA", _rows("KAAA", 40))
+    odd_rows = _rows("KODD", 40, step=30)
+    odd_rows[0], odd_rows[10], odd_rows[25] = "KODD,x\n", "KODD,y\n", "KODD,z\n"
+    odd = _write(tmp_path, "KODD", odd_rows)
+    b = _write(tmp_path, "KBBB", _rows("KBBB", 25, step=50, start=10))
+    paths = [a, odd, b]
+    expected: list = []
+    files = [MesoWestFile(path, lambda r: expected.append(("rejected", r.line))) for path in paths]
+    for event in heapq.merge(*files, key=attrgetter("end")):
+        index = next(i for i, file in enumerate(files) if file.where.event is event)
+        expected.append((index, files[index].where.line, repr(event)))
+    got: list = []
+    with _small_blocks(size):
+
+        def rejected(r: object) -> None:
+            last = merged.last if merged is not None else None
+            got.append(("rejected", r.line, None if last is None else (last[0], last[1])))  # type: ignore[attr-defined]
+
+        merged = None
+        merged = merge_in_order_labelled([MesoWestFile(path, rejected) for path in paths])
+        assert merged is not None
+        for index, line, event in merged:
+            got.append((index, line, repr(event)))
+    # a rejection is handed over after the event the heap merge hands it over after
+    previous = None
+    want = []
+    for item in expected:
+        if item[0] == "rejected":
+            want.append((*item, previous))
+        else:
+            want.append(item)
+            previous = (item[0], item[1])
+    assert got == want
+    assert sum(1 for item in got if item[0] == "rejected") == 3
 
 
 _CUTS = [8192, 8193, 8200, 16383, 16384, 16420, 24575, -1]
