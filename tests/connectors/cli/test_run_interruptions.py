@@ -27,6 +27,18 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), *sys.path]))
 
 
+def _first_line_only(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``argv`` piped into ``head -1``, with its own exit status."""
+    command = " ".join(argv)
+    return subprocess.run(
+        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+
+
 def test_an_events_folder_is_named_as_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -60,14 +72,7 @@ def test_a_closed_pipe_ends_the_run_with_one_line_and_141(tmp_path: Path) -> Non
             for i in range(3000)
         )
     )
-    command = " ".join(_command("run", RULES, "--events", str(events)))
-    done = subprocess.run(
-        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
+    done = _first_line_only(_command("run", RULES, "--events", str(events)))
     assert done.returncode == 141
     assert done.stdout.count("\n") == 1
     assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
@@ -84,14 +89,7 @@ def test_a_closed_pipe_with_the_workers_reading_is_one_line_and_141(tmp_path: Pa
             for i in range(20_000)
         )
     )
-    command = " ".join(_command("run", str(rules), "--events", str(events), "--workers", "2"))
-    done = subprocess.run(
-        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
+    done = _first_line_only(_command("run", str(rules), "--events", str(events), "--workers", "2"))
     assert done.stdout.count("\n") == 1
     assert done.stderr == "reasoner: standard output closed early (broken pipe)\n"
     assert done.returncode == 141
@@ -114,14 +112,7 @@ def test_the_summary_names_the_events_no_rule_reads(
 
 def test_mesowest_to_rdf_into_a_closed_pipe_is_one_line_and_141() -> None:
     csv = sorted(str(path) for path in (ROOT / "data" / "mesowest" / "sample").glob("*.csv"))
-    command = " ".join(_command("mesowest", "to-rdf", *csv))
-    done = subprocess.run(
-        ["bash", "-c", f"{command} | head -1; exit ${{PIPESTATUS[0]}}"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
+    done = _first_line_only(_command("mesowest", "to-rdf", *csv))
     assert done.returncode == 141
     first = "<https://w3id.org/etalis-reasoner/mesowest/KEVW/2021-01-10T00:00:00Z> {\n"
     assert done.stdout == first
