@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, repeat
@@ -44,6 +43,7 @@ from connectors.events.rejects import (
     RejectHandler,
     log_rejected,
 )
+from connectors.events.stopping import standard_input
 from connectors.events.times import MAX_TIME, TimeStyle, epoch_to_iso, parse_time
 from reasoner.runtime.events import Event, rejection
 from reasoner.values import IRI, Struct, Time, Value, json_value
@@ -137,7 +137,7 @@ def _read(
 ) -> Iterator[Event]:
     if isinstance(source, str | Path):
         if str(source) == "-":
-            stdin = _without_bom(sys.stdin.buffer)
+            stdin = _without_bom(standard_input())
             yield from _events(stdin, where, style, on_reject, arities)
             return
         try:

@@ -25,15 +25,20 @@ or ``kill -TERM 0`` does not cut a worker's share short under a gracefully stopp
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import BinaryIO
 
 #: The signals a long-running command stops on.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: Seconds a read of standard input waits for data before it looks for a stop signal again.
+POLL = 0.25
 
 
 class Interrupted(KeyboardInterrupt):
@@ -233,3 +238,39 @@ def _die(signum: int) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
     os.kill(os.getpid(), signum)
     os._exit(128 + signum)  # (not reached: the default action ends the process)
+
+
+def standard_input() -> BinaryIO:
+    """Standard input as bytes, read so that a stop signal is taken while a read waits.
+
+    A signal that lands just before a blocking read() does not interrupt it (its Python
+    handler runs only once the read returns), so a live input would stop only at its next
+    line; here a read first waits with ``select``, looking again every :data:`POLL` seconds.
+    """
+    stdin = sys.stdin.buffer
+    try:
+        fd = stdin.fileno()
+    except (OSError, ValueError):  # (not a file: replaced in the process)
+        return stdin
+    return io.BufferedReader(_Polled(fd), buffer_size=1 << 16)  # type: ignore[return-value]
+
+
+class _Polled(io.RawIOBase):
+    """A file descriptor read after ``select`` says it is readable (see :func:`standard_input`);
+    closing it leaves the descriptor open."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self.name = "<stdin>"
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while not select.select([self._fd], [], [], POLL)[0]:
+            pass  # (a pending signal's handler runs here, between two waits)
+        return os.readv(self._fd, [buffer])

@@ -30,7 +30,7 @@ line is found on a rejection, by reading the file statement by statement as far 
 
 from __future__ import annotations
 
-import sys
+import io
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +45,7 @@ from connectors.events.rejects import (
     RejectHandler,
     log_rejected,
 )
+from connectors.events.stopping import standard_input
 from connectors.events.times import TimeStyle, parse_time
 from connectors.rdf.statements import Statement, nquads_batches, trig_statements
 from reasoner.errors import ReasonerError
@@ -227,7 +228,9 @@ class _Reader:
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputFormatError(f"{source}: cannot read RDF: {exc}") from exc
         else:
-            text: TextIO = sys.stdin if isinstance(source, str | Path) else source
+            text: TextIO = source  # type: ignore[assignment]
+            if isinstance(source, str | Path):  # (standard input)
+                text = io.TextIOWrapper(standard_input(), encoding="utf-8")
             self.file = self.where.file = getattr(text, "name", "<stream>")
             yield from self._events(text)
 

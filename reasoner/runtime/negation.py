@@ -215,7 +215,7 @@ class NegationNode(Node):
             floors[2],
         )
         dropped += self.left.drop(
-            lambda o: len(o[0]) >= width and between(key(o[0]), o[2], right_floor)
+            lambda o: len(o[0]) >= width and between(key(o[0]), o[2], right_floor), now
         )
         # A blocker matters only to a left occurrence that ended before it started. Future
         # left occurrences end at `now` or later, so a blocker that started no later than

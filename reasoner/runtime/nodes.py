@@ -172,7 +172,7 @@ class Node:
         if self.horizon is None:
             return 0
         cutoff = now - self.horizon
-        return sum(s.expire(cutoff) for s in self.stores())
+        return sum(s.expire(cutoff, now) for s in self.stores())
 
     # The state contract (docs/architecture.md): a stateful node kind writes its state as
     # JSON data through the codec and reads it back; the snapshot format wraps it.
@@ -477,7 +477,7 @@ class JoinNode(Node):
             self.stores(), self._past_use, reversed(floors), strict=False
         ):
             if used is not None:
-                dropped += store.drop(partial(used, partner_floor))
+                dropped += store.drop(partial(used, partner_floor), now)
         return dropped
 
     def state(self, codec: Codec) -> Any:

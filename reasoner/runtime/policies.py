@@ -7,6 +7,10 @@ arrival order. The consumption policy decides what a bucket keeps:
   consumes);
 * recent: only the latest occurrence per key; among occurrences ending at the same time the
   tie-break decides which is "latest" (seed 000 §6.2).
+
+Freeing (:meth:`Store.expire`, :meth:`Store.drop`) is told the current time: a recent store
+keeps an occurrence that ends now even when it can no longer match, since until time moves on
+it still shadows a later arrival with the same end that the tie-break ranks below it.
 """
 
 from __future__ import annotations
@@ -55,12 +59,13 @@ class Store:
         self.buckets.update(buckets)
         self.size = sum(len(b) for b in buckets.values())
 
-    def expire(self, cutoff: Time) -> int:
-        """Drop occurrences that started before ``cutoff``; return how many."""
-        return self.drop(lambda occ: occ[1] < cutoff)
+    def expire(self, cutoff: Time, now: Time) -> int:
+        """Drop occurrences that started before ``cutoff`` (at time ``now``); return how many."""
+        return self.drop(lambda occ: occ[1] < cutoff, now)
 
-    def drop(self, dead: Callable[[Occurrence], bool]) -> int:
-        """Drop every occurrence for which ``dead(occurrence)`` holds; return how many."""
+    def drop(self, dead: Callable[[Occurrence], bool], now: Time) -> int:
+        """Drop every occurrence for which ``dead(occurrence)`` holds (at time ``now``);
+        return how many."""
         dropped = 0
         for key in list(self.buckets):
             bucket = self.buckets[key]
@@ -97,6 +102,11 @@ class RecentStore(Store):
             self.size += 1
         elif self._newer(occ, bucket[0]):
             bucket[0] = occ
+
+    def drop(self, dead: Callable[[Occurrence], bool], now: Time) -> int:
+        """:meth:`Store.drop`, but an occurrence ending at ``now`` stays: it still decides
+        whether a tie arriving at ``now`` is kept."""
+        return super().drop(lambda occ: occ[2] < now and dead(occ), now)
 
 
 def _newer_longer(new: Occurrence, old: Occurrence) -> bool:

@@ -167,6 +167,12 @@ def test_engine_equals_operational_reference(
 @pytest.mark.parametrize("policy", ["recent", "chronological"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program=programs(), stream=streams(ties=None))
+# Under recent, a(1)[0,1] shadows a(1)[1,1] (equal ends: the longer wins) though it cannot
+# be inside (0 seq 2): freed at time 1, it let a(1)[1,1] in and d2(1)[0,2] was detected.
+@example(
+    program=parse("d(X) <- a(X).\nd2(X) <- a(X) during (0 seq 2).\n"),
+    stream=[Event("a", (1,), 0, 1), Event("a", (1,), 1, 1), Event("a", (1,), 2, 2)],
+)
 def test_garbage_collection_frees_nothing_still_needed_under_policies(
     policy: str, program: Program, stream: list[Event]
 ) -> None:
