@@ -252,7 +252,7 @@ def standard_input() -> BinaryIO:
         fd = stdin.fileno()
     except (OSError, ValueError):  # (not a file: replaced in the process)
         return stdin
-    return io.BufferedReader(_Polled(fd), buffer_size=1 << 16)  # type: ignore[return-value]
+    return io.BufferedReader(_Polled(fd), buffer_size=1 << 16)
 
 
 class _Polled(io.RawIOBase):
