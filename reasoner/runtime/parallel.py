@@ -318,8 +318,7 @@ class ParallelEngine:
         for i, source in enumerate(sources):
             self._pool.post(("share", source, self._batch), i)
         merge = ShareMerge(
-            self._pool.connections,
-            self._pool.post,
+            self._pool,
             self._global,
             self._reads,
             self._rules,

@@ -10,11 +10,13 @@ import contextlib
 import multiprocessing
 import pickle
 import queue
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from reasoner.errors import EngineError
 from reasoner.knowledge.base import Knowledge
 from reasoner.language.ast import Program
 from reasoner.runtime.frozen import frozen
@@ -98,10 +100,29 @@ class WorkerPool:
         for outbox, message in zip(self._outboxes, messages, strict=True):
             outbox.put(message)
 
+    def receive(self, i: int) -> Any:
+        """Worker ``i``'s next answer. Raises EngineError when the worker is gone (its pipe
+        ended: killed, e.g. by the out-of-memory killer, or crashed), saying how it ended."""
+        try:
+            return self.connections[i].recv()
+        except (EOFError, OSError):
+            process = self._processes[i]
+            process.join(timeout=5)
+            code = process.exitcode
+            if code is None:
+                how = "its pipe closed"
+            elif code < 0:
+                how = f"killed by {signal.Signals(-code).name}"
+            else:
+                how = f"exit status {code}"
+            raise EngineError(
+                f"worker {i} (process {process.pid}) ended during the run ({how})"
+            ) from None
+
     def answers(self) -> list[Any]:
         """Every worker's next answer; the first error raised once all are read (so that
         the answers stay in step with the messages)."""
-        answers = [connection.recv() for connection in self.connections]
+        answers = [self.receive(i) for i in range(len(self.connections))]
         for kind, value in answers:
             if kind == "error":
                 raise value

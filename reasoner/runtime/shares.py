@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from operator import itemgetter
@@ -33,6 +33,7 @@ from reasoner.runtime import checkpoint
 from reasoner.runtime.engine import Engine
 from reasoner.runtime.events import Event
 from reasoner.runtime.order import order_key, run_global, unique
+from reasoner.runtime.pool import WorkerPool
 from reasoner.runtime.stages import GlobalStage
 from reasoner.runtime.worker import Derived, revive
 
@@ -90,8 +91,7 @@ class ShareMerge:
     """The router's side: merge the workers' parts into the one output order (module doc).
 
     Args:
-        connections: the workers' pipes (they answer the opening already sent).
-        post: sends a message to the workers (all, or those given).
+        pool: the workers (they answer the opening already sent).
         stage: the global stage (None: none).
         reads: the event types the global stage reads.
         rules: with explain, the rules detections' derivations are read with.
@@ -100,22 +100,21 @@ class ShareMerge:
 
     def __init__(
         self,
-        connections: Sequence[Connection],
-        post: Callable[..., None],
+        pool: WorkerPool,
         stage: Engine | None,
         reads: set[tuple[str, int]],
         rules: checkpoint.Derivations | None,
         counts: dict[str, int],
     ) -> None:
-        self.connections, self.post, self.stage = list(connections), post, stage
+        self.pool, self.stage = pool, stage
         self.reads, self.rules, self.counts = reads, rules, counts
         self.held = _Held()
-        self.until = [-math.inf] * len(self.connections)  # each worker's last end
+        self.until = [-math.inf] * len(pool.connections)  # each worker's last end
         self.last = -math.inf  # the stream's last end (the workers' largest)
 
     def opened(self) -> list[str]:
         """Every worker's answer to the opening: why some share cannot run (empty: all can)."""
-        answers = [connection.recv() for connection in self.connections]
+        answers = [self.pool.receive(i) for i in range(len(self.until))]
         return [problem for _, problem in answers if problem is not None]
 
     def run(self, on_note: Callable[[Note], None]) -> Iterator[list[Event]]:
@@ -124,14 +123,15 @@ class ShareMerge:
         event's run (one engine's push raising) is raised once what ends before it is out; a
         worker's reading that fails (a ReasonerError, e.g. a file unreadable from some line
         on) is raised when it comes."""
-        self.post(("go",))
+        pool = self.pool
+        pool.post(("go",))
         bound = -math.inf
-        waiting = {connection: i for i, connection in enumerate(self.connections)}
+        waiting = {connection: i for i, connection in enumerate(pool.connections)}
         while waiting:
             for ready in wait(list(waiting)):
                 connection = cast(Connection, ready)
                 i = waiting[connection]
-                kind, value = connection.recv()
+                kind, value = pool.receive(i)
                 if kind == "part":
                     self._take(value)
                     self.until[i] = value[0]
@@ -148,17 +148,17 @@ class ShareMerge:
                 except GeneratorExit:  # (the caller stops reading: a stop signal)
                     self._halt()
                     raise
-        self.post(("finish", self.last))  # (-inf: no events; each answers its last part)
-        for connection in self.connections:
-            self._take(connection.recv()[1])
+        pool.post(("finish", self.last))  # (-inf: no events; each answers its last part)
+        for i in range(len(self.until)):
+            self._take(pool.receive(i)[1])
         yield self._run(math.inf, on_note, self.last)
 
     def _halt(self) -> None:
         """Have every worker end its share now (it serves on: its counters can be asked
         for); what they sent until then is dropped."""
-        self.post(("halt",))
-        for connection in self.connections:
-            while connection.recv()[0] != "halted":
+        self.pool.post(("halt",))
+        for i in range(len(self.until)):
+            while self.pool.receive(i)[0] != "halted":
                 pass
 
     def _take(self, part: tuple[Any, ...]) -> None:

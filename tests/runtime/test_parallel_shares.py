@@ -4,6 +4,9 @@ notes over in input order (reasoner/runtime/shares.py)."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -200,3 +203,31 @@ def test_a_share_whose_reading_fails_raises_its_error_in_the_router() -> None:
         assert found is not None
         with pytest.raises(InputError, match="cannot read events"):
             list(found)
+
+
+def _kill_a_worker() -> int:
+    """SIGKILL one of this process's forked workers (as the out-of-memory killer would)."""
+    pid = multiprocessing.active_children()[0].pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def test_a_worker_killed_during_its_share_is_named_in_the_routers_error() -> None:
+    stream = [Event.at("a", (k, 1), t) for t in range(4) for k in ("p", "q")]
+    files, _ = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
+    with ParallelEngine(PROGRAM, workers=2, batch=1) as engine:
+        found = engine.read_shares(_shares(files, 2), print)
+        assert found is not None
+        pid = _kill_a_worker()
+        with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
+            list(found)
+
+
+def test_a_worker_killed_while_the_router_reads_is_named_in_its_error() -> None:
+    with ParallelEngine(PROGRAM, workers=2) as engine:
+        assert engine.push(Event.at("a", ("p", 1), 1)) == []
+        pid = _kill_a_worker()
+        with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
+            engine.push(Event.at("b", ("p", 1), 2))
+            engine.flush()
