@@ -269,14 +269,21 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
     """The streaming part at ``companies``: the query over the ticker's files, one per
     micro-batch, then ``reasoner run`` over the same files; the detections compared."""
     from connectors.spark.session import get_session
-    from connectors.spark.stream import FOLDERS, Sink, build_query, make_job
+    from connectors.spark.stream import FOLDERS, Sink, build_query, file_manager, make_job
     from reasoner.language.parser import parse
     from reasoner.runtime.options import EngineOptions
 
     files = quotes(companies, args.files, args.per_file)
     events = sum(len(f) for f in files)
-    spark = get_session(master=args.master, quick_start=True).newSession()
+    spark = get_session(
+        master=args.master, quick_start=True, java_options=args.java_options
+    ).newSession()
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
+    # (as run_stream starts its query)
+    spark.conf.set("spark.sql.streaming.checkpointFileManagerClass", file_manager(spark.version))
+    for setting in args.conf:  # (Spark SQL settings to measure, e.g. the state store's)
+        key, _, value = setting.partition("=")
+        spark.conf.set(key, value)
     if args.rocksdb:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
     with tempfile.TemporaryDirectory() as tmp:
@@ -324,6 +331,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "latency_p50_s": round(statistics.median(latencies), 3),
         "latency_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
         "latency_max_s": round(latencies[-1], 3),
+        "batch_s": [round(p["durationMs"]["triggerExecution"] / 1000, 2) for p in progress],
         "phases_p50_ms": phases(progress),
         "group_steps": sink.counts["group_steps"],
         "live_reused": sink.counts["reused"],  # (group steps that restored nothing)
@@ -584,6 +592,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     streaming_args.add_argument(
         "--rocksdb", action="store_true", help="the RocksDB state store (default: Spark's own)"
+    )
+    streaming_args.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark SQL setting for the query's session (repeatable)",
+    )
+    streaming_args.add_argument(
+        "--java-options",
+        default="",
+        help="more options for the driver's JVM (e.g. a flight recording)",
     )
     args = parser.parse_args(argv)
     if args.quick:

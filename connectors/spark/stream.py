@@ -473,7 +473,10 @@ def _run(
     # The query stays in the caller's session, where ``spark.streams.active`` lists it (a
     # stop signal's handler stops it from there); the partitions are set only while it
     # starts: a query clones its session's settings when it starts.
-    with _setting(spark, _PARTITIONS, str(partitions)):
+    with (
+        _setting(spark, _PARTITIONS, str(partitions)),
+        _setting(spark, _FILE_MANAGER, file_manager(spark.version)),
+    ):
         query = writer.start()
     from pyspark.errors import StreamingQueryException
 
@@ -484,6 +487,31 @@ def _run(
     finally:
         if query.isActive:  # interrupted (Ctrl-C)
             query.stop()
+
+
+#: Spark's setting of the class that writes a checkpoint's files (its logs and the state
+#: store's deltas and snapshots).
+_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+
+
+def file_manager(version: str) -> str:
+    """The checkpoint file manager of Spark ``version`` that uses Hadoop's ``FileSystem``.
+
+    Spark's default uses Hadoop's ``FileContext``, whose rename of a written file runs a
+    ``readlink`` subprocess per file (and checksum file) without Hadoop's native library: 38
+    per micro-batch of ``spark stream``, most of its logs' and state commit's time
+    (docs/scale-out.md). The ``FileSystem`` one
+    renames with ``rename(2)``, atomic on the local folder a checkpoint is here (the layout
+    file is written by this process); Spark 4.1 moved the class to a subpackage.
+
+    >>> file_manager("3.5.1").rsplit(".", 2)[-2:]
+    ['streaming', 'FileSystemBasedCheckpointFileManager']
+    >>> file_manager("4.3.0").rsplit(".", 2)[-2:]
+    ['checkpointing', 'FileSystemBasedCheckpointFileManager']
+    """
+    major, minor = (int(part) for part in version.split(".")[:2])
+    package = "streaming.checkpointing" if (major, minor) >= (4, 1) else "streaming"
+    return f"org.apache.spark.sql.execution.{package}.FileSystemBasedCheckpointFileManager"
 
 
 @contextmanager
