@@ -62,8 +62,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +303,8 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
             .start()
         )
         cpu0, split0, started = _tree_cpu(os.getpid()), _cpu_split(), time.perf_counter()
-        query.awaitTermination()
+        with JvmThreads() as jvm_threads:
+            query.awaitTermination()
         elapsed, cpu = time.perf_counter() - started, _tree_cpu(os.getpid()) - cpu0
         split = {k: round(v - split0[k], 1) for k, v in _cpu_split().items()}
         progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
@@ -327,6 +329,7 @@ def streaming(args: argparse.Namespace, companies: int) -> dict[str, Any]:
         "events_per_s": round(events / elapsed),
         "events_per_cpu_s": round(events / cpu),
         "cpu_s": split,
+        "jvm_threads_cpu_s": jvm_threads.split(),
         "batches": len(latencies),
         "latency_p50_s": round(statistics.median(latencies), 3),
         "latency_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
@@ -375,6 +378,70 @@ def _cpu_split() -> dict[str, float]:
         found["jvm"] += alone
         found["python_workers"] += _tree_cpu(pid) - alone
     return found
+
+
+#: The JVM's threads by what they do (Linux names a thread by its first 15 characters).
+JVM_THREADS = {
+    "stream executio": "query_thread",  # planning each batch, the logs, the sink's collect
+    "Executor task l": "tasks",  # the tasks: rows to and from Python, the state store
+    "C1 CompilerThre": "jit",
+    "C2 CompilerThre": "jit",
+    "GC Thread#": "gc",
+    "G1 ": "gc",
+}
+
+
+class JvmThreads:
+    """CPU seconds of Spark's JVM's threads while the block runs, summed by
+    :data:`JVM_THREADS` (the rest: ``other``: the scheduler, Py4J's calls, the listeners):
+    read every 0.2 s, as the query's threads end with it."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, tuple[str, float]] = {}  # (thread: its kind, CPU seconds)
+        self._stop = threading.Event()
+        self._poller = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> JvmThreads:
+        self.before = dict(self._read())
+        self._poller.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._poller.join()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.2):
+            self.seen.update(self._read())
+
+    def split(self) -> dict[str, float]:
+        """The CPU seconds of each kind of thread during the block."""
+        found: dict[str, float] = {}
+        for tid, (kind, cpu) in self.seen.items():
+            found[kind] = found.get(kind, 0.0) + cpu - self.before.get(tid, (kind, 0.0))[1]
+        return {kind: round(cpu, 2) for kind, cpu in sorted(found.items())}
+
+    @staticmethod
+    def _read() -> Iterator[tuple[str, tuple[str, float]]]:
+        tick = os.sysconf("SC_CLK_TCK")
+        for pid in _descendants(os.getpid()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"java" not in f.read().split(b"\0")[0]:
+                        continue
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/stat") as f:
+                        stat = f.read()
+                except OSError:
+                    continue
+                name = stat[stat.index("(") + 1 : stat.rindex(")")]
+                kind = next((k for p, k in JVM_THREADS.items() if name.startswith(p)), "other")
+                cpu = sum(int(x) for x in stat.rsplit(")", 1)[1].split()[11:13]) / tick
+                yield task, (kind, cpu)
 
 
 def run_reasoner(base: Path, files: list[Path]) -> dict[str, Any]:
