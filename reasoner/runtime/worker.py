@@ -303,7 +303,8 @@ def revive(t: tuple[Any, ...], rules: checkpoint.Derivations | None = None) -> E
     if len(t) == 4:
         return tuple.__new__(Event, t)
     d = tuple.__new__(Detection, t[:4])
-    d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
+    # (most detections have no sources: no generator for them, half of the call's time)
+    d.sources = tuple([tuple.__new__(Event, s) for s in t[4]]) if t[4] else ()
     if len(t) == 6 and rules is not None:
         d.derivation = rules.read(t[5])
     return d
