@@ -108,10 +108,11 @@ class InputFormat:
         in_order: for ``files``: the events of the files' readings merged by time, read at
             once, when every file is in time order and readable to its end (None otherwise):
             (Spark replay's tasks read so).
-        labelled: for ``files``: ``in_order`` with each event's file and line (an iterable
-            of ``(the file's index, its line, the event)`` with ``last``, the one given last
-            when a rejection is handed over: see ``connectors.mesowest.archive.Labelled``):
-            what a worker reading its share of the files runs (``reasoner run --workers``).
+        labelled: for ``files``: ``in_order`` with each event's file and line, a block at a
+            time (``blocks()``: the files' indexes, the lines and the events, three lists),
+            with ``last``, the row a rejection being handed over follows: see
+            ``connectors.mesowest.archive.Labelled``): what a worker reading its share of the
+            files runs (``reasoner run --workers``).
         modules: the modules its reading imports when it starts (numpy, pyarrow), imported
             at once by :func:`load_reader`.
     """

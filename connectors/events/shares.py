@@ -21,8 +21,8 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import count, islice
-from operator import itemgetter, or_
+from itertools import count
+from operator import or_
 from typing import TYPE_CHECKING, Any
 
 from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
@@ -140,19 +140,23 @@ class FileReader:
         self.notes.append(((*after, 1, next(self.numbers)), ("malformed", rejected)))
 
     def chunks(self, size: int) -> Iterator[Chunk]:
-        """The events, ``size`` at a time, numbered, with the notes handed while reading them."""
+        """The events, ``size`` at a time, numbered, with the notes handed while reading them
+        (handed over a block of the merge at a time: a note may come with the chunk before
+        the event it follows, never after it)."""
         assert self.merged is not None
-        rows, places = iter(self.merged), self.places
+        places = self.places
         paths = [where.file for where in self.wheres]
-        while True:
-            chunk = list(islice(rows, size))
+        for files, lines, events in self.merged.blocks():
+            # (numbered at C level: nothing runs per event here)
+            seqs = list(map(or_, map(places.__getitem__, files), lines))
+            for start in range(0, len(events), size):
+                notes, self.notes = self.notes, []
+                # (rare: the note of a refused event found from the block when asked)
+                refuse = partial(_refused, paths, files, lines, start)
+                yield Chunk(events[start : start + size], seqs[start : start + size], notes, refuse)
+        if self.notes:  # (after the last event)
             notes, self.notes = self.notes, []
-            if not chunk and not notes:
-                return
-            refuse = partial(_refused, paths, chunk)  # (rare: found from the chunk when asked)
-            # (the columns split and numbered at C level: nothing runs per event here)
-            seqs = list(map(or_, map(places.__getitem__, map(_file, chunk)), map(_line, chunk)))
-            yield Chunk(list(map(_event, chunk)), seqs, notes, refuse)
+            yield Chunk([], [], notes, partial(_refused, paths, [], [], 0))
 
 
 class _Empty:
@@ -160,16 +164,13 @@ class _Empty:
 
     last = None
 
-    def __iter__(self) -> Iterator[tuple[int, int, Event]]:
+    def blocks(self) -> Iterator[tuple[list[int], list[int], list[Event]]]:
         return iter(())
 
 
-_file, _line, _event = itemgetter(0), itemgetter(1), itemgetter(2)
-
-
 def _refused(
-    paths: list[str], chunk: list[tuple[int, int, Event]], index: int, reason: str
+    paths: list[str], files: list[int], lines: list[int], start: int, index: int, reason: str
 ) -> Note:
-    """The note of the chunk's event ``index`` refused (its file and line)."""
-    i, line, _ = chunk[index]
-    return ("refused", Rejected(paths[i], line, reason))
+    """The note of the event ``index`` of the chunk at ``start`` of a block (its files' and
+    lines' lists) refused: its file and line."""
+    return ("refused", Rejected(paths[files[start + index]], lines[start + index], reason))

@@ -27,6 +27,7 @@ events a block at a time:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -92,17 +93,26 @@ def merge_in_order(files: Sequence[MesoWestFile]) -> Iterator[Event] | None:
 
 
 class Labelled:
-    """The events of :func:`merge_in_order_labelled`, each as ``(the file's index, its line,
-    the event)``; ``last``: the triple given last when a rejection is handed over (None before
-    the first event), read by whoever keys the rejection (it is set then only: nothing runs
-    per event for it)."""
+    """The events of :func:`merge_in_order_labelled`, a block at a time (:meth:`blocks`);
+    ``last``: the row ``(the file's index, its line, the event)`` a rejection being handed over
+    follows (None before the first event), read by whoever keys the rejection (it is set then
+    only: nothing runs per event for it)."""
 
     def __init__(self, archive: _Archive, rounds: Iterator[_Round]) -> None:
         self.last: tuple[int, int, Event] | None = None
-        self._rows = _labelled(archive, rounds, self)
+        self._archive, self._rounds = archive, rounds
 
-    def __iter__(self) -> Iterator[tuple[int, int, Event]]:
-        return self._rows
+    def blocks(self) -> Iterator[tuple[list[int], list[int], list[Event]]]:
+        """The events in order, a block at a time: the files' indexes, the lines and the events
+        (three lists), the rejections among the block's rows handed over before it is given."""
+        files = self._archive.files
+        for part, events, due in _blocks(self._archive, self._rounds):
+            block = (part["file"].tolist(), part["line"].tolist(), list(events))
+            for at, handed in due.items():  # (in order)
+                self.last = (block[0][at], block[1][at], block[2][at])
+                for index, item in handed:
+                    _hand_over(files[index], item)
+            yield block
 
 
 def merge_in_order_labelled(files: Sequence[MesoWestFile]) -> Labelled | None:
@@ -121,8 +131,8 @@ def merge_in_order_labelled(files: Sequence[MesoWestFile]) -> Labelled | None:
         >>> from connectors.mesowest.reader import MesoWestFile
         >>> paths = sorted(Path("data/mesowest/sample").glob("*.csv"))
         >>> merged = merge_in_order_labelled([MesoWestFile(p) for p in paths])
-        >>> index, line, event = next(iter(merged))
-        >>> (paths[index].stem, line, event.args[0])
+        >>> files, lines, events = next(merged.blocks())
+        >>> (paths[files[0]].stem, lines[0], events[0].args[0])
         ('KEVW', 9, 'KEVW')
     """
     archive = _Archive(files)
@@ -328,6 +338,37 @@ class _Archive:
         return _Round(rows, out, before, after)
 
 
+#: A block of merged rows: the rows (of ``_ROW``), their events (built as they are asked for),
+#: and the rejections to hand over after the rows at the places given (within the block).
+_Block = tuple[np.ndarray, Iterator[Event], dict[int, list[Handed]]]
+
+
+def _blocks(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[_Block]:
+    """The rows of ``rounds`` a block at a time (:data:`_Block`), the rejections due before
+    the first row handed over when the first block is asked for (as the heap merge does).
+
+    The one loop over the merged rows: :func:`_events` gives them an event at a time,
+    :class:`Labelled` a block at a time.
+    """
+    files = archive.files
+    idents = _objects([file.station.id for file in files])
+    words = _objects(archive.words.values)
+    for found in rounds:
+        for index, item in found.before:
+            _hand_over(files[index], item)
+        if len(words) != len(archive.words.values):
+            words = _objects(archive.words.values)
+        rows, order, after = found.rows, found.order, found.after
+        marks = sorted(after)
+        for start in range(0, len(order), _BLOCK):
+            part = rows[order[start : start + _BLOCK]]
+            stop = start + len(part)
+            cut = bisect_left(marks, stop)
+            due = {at - start: after[at] for at in marks[:cut]}
+            marks = marks[cut:]
+            yield part, _built_events(part, idents, words, archive.built), due
+
+
 def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
     """The events of ``rounds``, each file's rejections handed over when the heap merge would.
 
@@ -337,71 +378,23 @@ def _events(archive: _Archive, rounds: Iterator[_Round]) -> Iterator[Event]:
     """
     files = archive.files
     wheres = _objects([file.where for file in files])
-    idents = _objects([file.station.id for file in files])
-    words = _objects(archive.words.values)
     last = Position("")
-    for found in rounds:
-        for index, item in found.before:
-            _hand_over(files[index], item)
-        if len(words) != len(archive.words.values):
-            words = _objects(archive.words.values)
-        rows, order, after = found.rows, found.order, found.after
-        marks = sorted(after)
-        for start in range(0, len(order), _BLOCK):
-            part = rows[order[start : start + _BLOCK]]
-            events = _built_events(part, idents, words, archive.built)
-            owners, lines = wheres[part["file"]].tolist(), part["line"].tolist()
-            stop = start + len(owners)
-            if not marks or marks[0] >= stop:  # (no rejection to hand over)
-                for where, line, event in zip(owners, lines, events, strict=True):
-                    last.event = None
-                    where.line, where.event = line, event
-                    last = where
-                    yield event
-                continue
-            taken = zip(owners, lines, events, strict=True)
-            for at, (where, line, event) in enumerate(taken, start):
+    for part, events, due in _blocks(archive, rounds):
+        owners, lines = wheres[part["file"]].tolist(), part["line"].tolist()
+        if not due:  # (no rejection to hand over)
+            for where, line, event in zip(owners, lines, events, strict=True):
                 last.event = None
                 where.line, where.event = line, event
                 last = where
                 yield event
-                for index, item in after.get(at, ()):
-                    _hand_over(files[index], item)
-            marks = [mark for mark in marks if mark >= stop]
-
-
-def _labelled(
-    archive: _Archive, rounds: Iterator[_Round], labelled: Labelled
-) -> Iterator[tuple[int, int, Event]]:
-    """The rows of :func:`_events`, each ``(file, line, event)``, each file's rejections handed
-    over at the same points (``labelled.last`` set first to the row they follow)."""
-    files = archive.files
-    idents = _objects([file.station.id for file in files])
-    words = _objects(archive.words.values)
-    for found in rounds:
-        for index, item in found.before:
-            _hand_over(files[index], item)
-        if len(words) != len(archive.words.values):
-            words = _objects(archive.words.values)
-        rows, order, after = found.rows, found.order, found.after
-        marks = sorted(after)
-        for start in range(0, len(order), _BLOCK):
-            part = rows[order[start : start + _BLOCK]]
-            events = _built_events(part, idents, words, archive.built)
-            taken = list(zip(part["file"].tolist(), part["line"].tolist(), events, strict=True))
-            stop = start + len(taken)
-            if not marks or marks[0] >= stop:  # (no rejection to hand over)
-                yield from taken
-                labelled.last = taken[-1]
-                continue
-            for at, row in enumerate(taken, start):
-                yield row
-                if at in after:
-                    labelled.last = row
-                    for index, item in after[at]:
-                        _hand_over(files[index], item)
-            labelled.last = taken[-1]
-            marks = [mark for mark in marks if mark >= stop]
+            continue
+        for at, (where, line, event) in enumerate(zip(owners, lines, events, strict=True)):
+            last.event = None
+            where.line, where.event = line, event
+            last = where
+            yield event
+            for index, item in due.get(at, ()):
+                _hand_over(files[index], item)
 
 
 def _before(

@@ -309,6 +309,20 @@ class Engine:
         self._process(event, receivers)
         return detected
 
+    def push_accepted(self, event: Event) -> list[Event]:
+        """:meth:`push` for an :class:`Event` known to pass its checks on this engine, which
+        has no lateness bound (number times, not before the clock, not too long, a known
+        arity: e.g. a chunk :func:`~reasoner.runtime.batches.acceptable` took): the same
+        detections, without checking it again (a worker's share of the input runs so)."""
+        receivers = self._routes.get((event[0], len(event[1])))
+        if receivers is None:  # (no rule reads it: counted as push counts it)
+            return self._push_checked(event)
+        self._counts["events_in"] += 1
+        detected: list[Event] = []
+        self._sink.detected = detected
+        self._process(event, receivers)
+        return detected
+
     def _push_checked(self, event: Event) -> list[Event]:
         """:meth:`push` with the full checks (raising EventError with the reason), and the
         buffer of a lateness bound."""

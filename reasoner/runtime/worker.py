@@ -214,7 +214,7 @@ def _part(
 ) -> tuple[Any, ...]:
     """Run ``taken`` (checked) up to ``until``: the message for the router (``raw``: the
     events of ``taken`` the global stage reads)."""
-    run, feed, errors = ordered_batch(engine, taken, until, reads)
+    run, feed, errors = ordered_batch(engine, taken, until, reads, accepted=True)
     return until, len(taken), run, feed, raw, errors, notes
 
 
@@ -223,15 +223,19 @@ def run_batch(
     batch: Iterable[tuple[int, tuple[Any, ...]]],
     until: Any,
     errors: list[tuple[int, ReasonerError]] | None = None,
+    *,
+    accepted: bool = False,
 ) -> list[Derived]:
     """Push a batch of ``(seq, (name, args, start, end))``; the detections (as plain tuples)
     per input event's sequence number (-1: of timers that fired before it), then the timers
     up to ``until``; with their positions when the engine marks them (:func:`positions`).
     With ``errors``, an event whose push raises a ReasonerError adds ``(seq, error)`` there
     and the batch goes on with the next event, as one engine goes on after it; without,
-    the error is raised."""
+    the error is raised. ``accepted``: every event is an Event known to pass the engine's
+    checks (:meth:`~reasoner.runtime.engine.Engine.push_accepted`)."""
     out: list[Derived] = []
-    new, clock, push = tuple.__new__, engine.runtime, engine.push
+    new, clock = tuple.__new__, engine.runtime
+    push = engine.push_accepted if accepted else engine.push
     rules = checkpoint.Derivations.of(engine)
     marking, marks = engine.wiring.marking, engine.sink.marks
     events, seq = iter(batch), -1
@@ -242,7 +246,8 @@ def run_batch(
                     fired = engine.advance(end)
                     if fired:
                         out.append((-1, [plain(d, rules) for d in fired], None))
-                marks.clear()
+                if marks:  # (only a push that derived something marks)
+                    marks.clear()
                 # (a copy only of a plain tuple, as a batch sent by the router holds: an
                 # Event copied would be kept twice, in the reader's and in the engine's)
                 detections = push(event if type(event) is Event else new(Event, event))
@@ -267,14 +272,17 @@ def ordered_batch(
     batch: Iterable[tuple[int, tuple[Any, ...]]],
     until: Any,
     reads: set[tuple[str, int]],
+    *,
+    accepted: bool = False,
 ) -> tuple[list[tuple[Any, tuple[Any, ...]]], list[Derived], list[tuple[int, ReasonerError]]]:
     """:func:`run_batch` for the router: the detections in the defined order, as
     ``(order key, plain detection)`` (a stable sort: equal keys keep the order they were
     derived in), the ``(seq, detections)`` of :func:`run_batch` that hold an event of
     a type in ``reads`` (what the global remainder reads), and the ``(seq, error)`` of the
-    events whose push raised (the rest of the batch ran)."""
+    events whose push raised (the rest of the batch ran); ``accepted`` as for
+    :func:`run_batch`."""
     errors: list[tuple[int, ReasonerError]] = []
-    derived = run_batch(engine, batch, until, errors)
+    derived = run_batch(engine, batch, until, errors, accepted=accepted)
     run = sorted(((order_key(d), d) for _, plain, _ in derived for d in plain), key=_first)
     feed = [item for item in derived if reads and any((d[0], len(d[1])) in reads for d in item[1])]
     return run, feed, errors
@@ -295,7 +303,8 @@ def revive(t: tuple[Any, ...], rules: checkpoint.Derivations | None = None) -> E
     if len(t) == 4:
         return tuple.__new__(Event, t)
     d = tuple.__new__(Detection, t[:4])
-    d.sources = tuple(tuple.__new__(Event, s) for s in t[4])
+    # (most detections have no sources: no generator for them, half of the call's time)
+    d.sources = tuple([tuple.__new__(Event, s) for s in t[4]]) if t[4] else ()
     if len(t) == 6 and rules is not None:
         d.derivation = rules.read(t[5])
     return d
