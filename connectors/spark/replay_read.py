@@ -75,9 +75,17 @@ def read_task(
     n: int,
 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
     """A read task: its files ``(index, path)`` read (:func:`read_files`) and routed
-    (:func:`route`): ``(partition, record)`` pairs."""
-    with young_collections():
-        yield from route(read_files(archive, arities, files), keys, raw_types, n)
+    (:func:`route`): ``(partition, record)`` pairs, the young generation collected rarely
+    (:func:`~reasoner.runtime.worker.young_collections`) only while the task makes a pair:
+    not while it is suspended and its caller (Spark's serializer) runs."""
+    records = route(read_files(archive, arities, files), keys, raw_types, n)
+    while True:
+        # (a pair is a chunk of SHUFFLED events, mostly: two threshold calls per chunk)
+        with young_collections():
+            pair = next(records, None)
+        if pair is None:
+            return
+        yield pair
 
 
 def read_files(
