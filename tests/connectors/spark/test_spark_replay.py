@@ -604,3 +604,27 @@ def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Pat
     lines[-1], lines[-2] = lines[-2], lines[-1]
     (tmp_path / "KOGD.csv").write_text("".join(lines), encoding="utf-8")
     assert read_in_order(archive, arities, files) is None
+
+
+def test_a_read_task_raises_the_gc_threshold_only_while_it_runs(tmp_path: Path) -> None:
+    # Spark's serializer runs between the pairs: the process's own threshold holds there.
+    import gc
+
+    from connectors.spark.replay_read import read_files, read_task, route
+    from reasoner.runtime.worker import YOUNG
+
+    program = parse("c(X) <- a(X) SEQ b(X).")
+    path = tmp_path / "e.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        JsonLinesWriter(out).write_all([Event.at("a", (1,), 1), Event.at("b", (2,), 2)])
+    archive, arities = Archive((str(path),), "jsonl", program), event_arities(program)
+    keys = {("a", 1): 0, ("b", 1): 0}
+    files = [(0, str(path))]
+    mine = gc.get_threshold()
+    assert mine[0] != YOUNG
+    pairs = []
+    for pair in read_task(archive, arities, files, keys, set(), 2):
+        assert gc.get_threshold() == mine
+        pairs.append(pair)
+    assert repr(pairs) == repr(list(route(read_files(archive, arities, files), keys, set(), 2)))
+    assert len(pairs) > 1
