@@ -33,7 +33,7 @@ import heapq
 import math
 import mmap
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, count, islice, repeat
@@ -134,14 +134,20 @@ class LineReader:
         why the workers cannot read them (None: they can)."""
         share, style = self.share, TimeStyle()
         context = ReadContext(_ignored, share.arities, {}, style)
+        streams: list[Iterable[Event]] = []
         try:
-            streams = [read_share(share.fmt, Share(path), context) for path in share.paths]
-            next(merge_labelled(*(reading.events for reading in streams)), None)
+            for path in share.paths:
+                streams.append(read_share(share.fmt, Share(path), context).events)
+            next(merge_labelled(*streams), None)
             # (worker 0 searches the files: its answer alone sends the input to the router)
             if share.me == 0 and not style.iso and any(map(_text_times, share.paths)):
                 return "a time is given as ISO-8601 text after the first events"
         except (ReasonerError, OSError) as error:  # (the router reads them, and reports it)
             return str(error)
+        finally:  # (their files closed now, not when the garbage collector finds them)
+            for events in streams:
+                if isinstance(events, Generator):
+                    events.close()
         if style.iso and share.me == 0:  # (before any other note: nothing written yet)
             self.notes.append(((-math.inf, -1, 0, 0), ("iso", None)))
         return None
