@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,3 +41,27 @@ def test_open_closes_the_files_it_reads(
     assert kept
     for reading in kept:  # each reading's generator ran to its end or was closed
         assert getattr(reading.events, "gi_frame", None) is None
+
+
+def test_a_share_stopped_early_closes_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("".join(f'{{"name": "a", "args": [{t}], "time": {t}}}\n' for t in range(50)))
+    kept: list[Iterator[Any]] = []
+    blocks = line_shares.read_jsonl_blocks
+
+    def read_jsonl_blocks(*args: Any) -> Iterator[Any]:
+        kept.append(blocks(*args, size=64))
+        return kept[-1]
+
+    monkeypatch.setattr(line_shares, "read_jsonl_blocks", read_jsonl_blocks)
+    shares = line_shares.line_sources("jsonl", [str(path)], 1, {}, {"a": {1}}, None)
+    assert shares is not None
+    reader = shares[0]()
+    assert reader.open() is None
+    chunks = reader.chunks(1)
+    next(chunks)
+    chunks.close()  # (a share halted)
+    assert kept
+    assert all(getattr(blocks, "gi_frame", None) is None for blocks in kept)
