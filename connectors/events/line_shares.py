@@ -33,7 +33,7 @@ import heapq
 import math
 import mmap
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, count, islice, repeat
@@ -134,14 +134,18 @@ class LineReader:
         why the workers cannot read them (None: they can)."""
         share, style = self.share, TimeStyle()
         context = ReadContext(_ignored, share.arities, {}, style)
+        streams: list[Iterable[Event]] = []
         try:
-            streams = [read_share(share.fmt, Share(path), context) for path in share.paths]
-            next(merge_labelled(*(reading.events for reading in streams)), None)
+            for path in share.paths:
+                streams.append(read_share(share.fmt, Share(path), context).events)
+            next(merge_labelled(*streams), None)
             # (worker 0 searches the files: its answer alone sends the input to the router)
             if share.me == 0 and not style.iso and any(map(_text_times, share.paths)):
                 return "a time is given as ISO-8601 text after the first events"
         except (ReasonerError, OSError) as error:  # (the router reads them, and reports it)
             return str(error)
+        finally:
+            _close(streams)
         if style.iso and share.me == 0:  # (before any other note: nothing written yet)
             self.notes.append(((-math.inf, -1, 0, 0), ("iso", None)))
         return None
@@ -161,16 +165,19 @@ class LineReader:
         C-level passes (:meth:`_take_all`); several files are merged event by event."""
         share = self.share
         files = [read_jsonl_blocks(path, share.arities) for path in share.paths]
-        if len(files) == 1:
-            for block in files[0]:
-                if self.malformed:  # (read after the last event)
-                    self._keyed(self.now, self.seq)
-                if not block.rejected and self._in_order(block):
-                    yield from self._take_all(block, size)
-                else:
-                    yield from self._walk(self._items(0, [block]), size)
-        else:  # (tuples compare by end, then by file: the ties in file order, as merged)
-            yield from self._walk(heapq.merge(*map(self._items, count(), files)), size)
+        try:
+            if len(files) == 1:
+                for block in files[0]:
+                    if self.malformed:  # (read after the last event)
+                        self._keyed(self.now, self.seq)
+                    if not block.rejected and self._in_order(block):
+                        yield from self._take_all(block, size)
+                    else:
+                        yield from self._walk(self._items(0, [block]), size)
+            else:  # (tuples compare by end, then by file: the ties in file order, as merged)
+                yield from self._walk(heapq.merge(*map(self._items, count(), files)), size)
+        finally:  # (a share halted: its files closed now, not when collected)
+            _close(files)
         self._keyed(self.now, self.seq)
         if self.events or self.notes:
             yield self._chunk(len(self.events))
@@ -296,6 +303,14 @@ def _refused(
     file, line = places[index]
     text = str(EventError(reason, events[index]))
     return ("refused", Rejected(paths[file], line, text))
+
+
+def _close(streams: Iterable[Iterable[Any]]) -> None:
+    """Close each of ``streams`` that is a generator, and the file it reads with it: now, not
+    when the garbage collector finds it."""
+    for stream in streams:
+        if isinstance(stream, Generator):
+            stream.close()
 
 
 def _ignored(rejected: Rejected) -> None:

@@ -231,3 +231,15 @@ def test_a_worker_killed_while_the_router_reads_is_named_in_its_error() -> None:
         with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
             engine.push(Event.at("b", ("p", 1), 2))
             engine.flush()
+
+
+def test_a_worker_killed_before_the_router_halts_the_shares_is_named_in_its_error() -> None:
+    stream = [Event.at("a", (k, 1), t) for t in range(40) for k in ("p", "q")]
+    files, _ = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
+    with ParallelEngine(PROGRAM, workers=2, batch=1) as engine:
+        found = engine.read_shares(_shares(files, 2), print)
+        assert found is not None
+        next(iter(found))  # (the run under way: a stop signal now closes it)
+        pid = _kill_a_worker()
+        with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
+            found.close()
