@@ -213,12 +213,18 @@ def _kill_a_worker() -> int:
     return pid
 
 
-def test_a_worker_killed_during_its_share_is_named_in_the_routers_error() -> None:
-    stream = [Event.at("a", (k, 1), t) for t in range(4) for k in ("p", "q")]
+def _reading(engine: ParallelEngine, times: int) -> Any:
+    """Two workers reading their shares of ``a`` events of two keys at ``times`` times."""
+    stream = [Event.at("a", (k, 1), t) for t in range(times) for k in ("p", "q")]
     files, _ = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
+    found = engine.read_shares(_shares(files, 2), print)
+    assert found is not None
+    return found
+
+
+def test_a_worker_killed_during_its_share_is_named_in_the_routers_error() -> None:
     with ParallelEngine(PROGRAM, workers=2, batch=1) as engine:
-        found = engine.read_shares(_shares(files, 2), print)
-        assert found is not None
+        found = _reading(engine, 4)
         pid = _kill_a_worker()
         with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
             list(found)
@@ -234,11 +240,8 @@ def test_a_worker_killed_while_the_router_reads_is_named_in_its_error() -> None:
 
 
 def test_a_worker_killed_before_the_router_halts_the_shares_is_named_in_its_error() -> None:
-    stream = [Event.at("a", (k, 1), t) for t in range(40) for k in ("p", "q")]
-    files, _ = _archive(stream, analyse(PROGRAM, "unrestricted").key_positions())
     with ParallelEngine(PROGRAM, workers=2, batch=1) as engine:
-        found = engine.read_shares(_shares(files, 2), print)
-        assert found is not None
+        found = _reading(engine, 40)
         next(iter(found))  # (the run under way: a stop signal now closes it)
         pid = _kill_a_worker()
         with pytest.raises(EngineError, match=rf"\(process {pid}\) ended .*killed by SIGKILL"):
