@@ -1,14 +1,16 @@
-"""Where ``reasoner spark replay``'s executor time goes, without Spark.
+"""Where ``reasoner spark replay``'s executor time goes on its shuffle path, without Spark.
 
-Runs the executors' work of a replay of ``bench_scaleout.py``'s archive (2,000 stations, the
-blizzard rules and their ``near_station`` facts; build it first with ``bench_scaleout.py
---only archive --days D``) in this one process, as Spark's Python workers run it on
-``local[2]``: the read in 8 tasks of a few hundred files (``read_task``: read, numbered,
-checked and routed), the shuffle's pickling of each task's records and their unpickling
-into the partitions, and the keyed task of each partition (``_KeyedTask``: its events
-gathered and sorted, the engine, the detections formatted and written). Prints the process
-CPU seconds of each step, and µs a reading. Beside ``reasoner run`` (one process) on the
-same archive, the difference is what the events' crossing of the shuffle costs.
+A MesoWest archive in time order is replayed without a shuffle (each keyed task reads its own
+files: ``FilesTask``); the shuffle is the path of the other formats, and of files out of time
+order. This runs the executors' work on that path for ``bench_scaleout.py``'s archive (2,000
+stations, the blizzard rules and their ``near_station`` facts; build it first with
+``bench_scaleout.py --only archive --days D``) in this one process, as Spark's Python workers
+run it on ``local[2]``: the read in 8 tasks of a few hundred files (``read_task``: read,
+numbered, checked and routed), the shuffle's pickling of each task's records and their
+unpickling into the partitions, and the keyed task of each partition (``ShuffledTask``: its
+events gathered and sorted, the engine, the detections formatted and written). Prints the
+process CPU seconds of each step, and µs a reading. Beside ``reasoner run`` (one process) on
+the same archive, the difference is what the events' crossing of the shuffle costs.
 
     python benchmarks/profile_replay_steps.py --days 20 [--files 2000]
 """
@@ -29,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from connectors.spark import replay  # noqa: E402
 from connectors.spark.detect import Stage, derivations  # noqa: E402
+from connectors.spark.replay_keyed import ShuffledTask  # noqa: E402
 from connectors.spark.replay_read import FILE, read_task  # noqa: E402
 from reasoner.language.ast import event_arities  # noqa: E402
 from reasoner.language.loader import load_rules  # noqa: E402
@@ -81,7 +84,7 @@ def main() -> None:
     )
     derivations(stage)  # (the engine compiled, once per worker: not the events' work)
     runs = tempfile.mkdtemp()
-    keyed = replay._KeyedTask(stage, until, plan.reads or set(), False, runs, None)
+    keyed = ShuffledTask(stage, until, plan.reads or set(), False, runs, None)
     for index in range(plan.n):
         began = clock()
         list(keyed(index, parts[index]))

@@ -105,6 +105,8 @@ def detect(
     until: Any,
     state: bytes | None = None,
     keep_state: bool = False,
+    *,
+    accepted: bool = False,
 ) -> tuple[list[Derived], bytes | None]:
     """Run one key's events (archive replay: a partition's keys' events) through the stage's
     engine.
@@ -117,6 +119,8 @@ def detect(
             points and window expiries up to it, as in one engine over every key).
         state: the key's state from an earlier call (None: a blank engine).
         keep_state: return the engine's state after the events (for the next call).
+        accepted: every event is an Event known to pass the engine's checks (read and
+            checked as an engine checks them: not checked again).
 
     Returns:
         What the events derived (:data:`Derived`), and the new state (None unless asked).
@@ -129,7 +133,7 @@ def detect(
         del _engines[stage.fingerprint]
         engine, blank = _engine(stage)
     engine.restore(blank if state is None else state)
-    derived = run_batch(engine, events, until)
+    derived = run_batch(engine, events, until, accepted=accepted)
     return derived, engine.snapshot() if keep_state else None
 
 
@@ -143,6 +147,12 @@ def next_timer(stage: Stage) -> Any:
     """When the engine of the last :func:`detect` of ``stage`` next has something to do
     without an event (a time point, a window closing); None: nothing."""
     return _engine(stage)[0].next_timer
+
+
+def snapshot(stage: Stage) -> bytes:
+    """The state of the engine of the last :func:`detect` of ``stage`` (to resume it later
+    with ``detect(..., state=...)``)."""
+    return _engine(stage)[0].snapshot()
 
 
 def use_knowledge(stage: Stage, knowledge: Knowledge) -> None:

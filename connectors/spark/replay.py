@@ -39,33 +39,34 @@ from __future__ import annotations
 
 import heapq
 import math
-import pickle
 import shutil
-import socket
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from itertools import islice
-from operator import itemgetter
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from connectors.events.inputs import open_events, rdf_options
+from connectors.events.inputs import REGISTRY, open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
+from connectors.events.shares import file_sources
 from connectors.events.times import TimeStyle
-from connectors.spark.detect import Stage, derivations, detect
+from connectors.spark.detect import Stage
+from connectors.spark.replay_keyed import EndTask, FilesTask, ShuffledTask, check_runs, chunks
 from connectors.spark.replay_read import (
     EVENT,
+    FAILED,
     FILE,
     FILE_STRIDE,
     GLOBAL,
     KEYED,
+    OUT_OF_ORDER,
     REJECT,
+    TIMER,
     keyed_events,
     read_task,
 )
 from connectors.spark.runs import formatted_run, merge_runs
-from reasoner.aside import write_aside
 from reasoner.compiler.partition import EventType, Partitioning, analyse
 from reasoner.errors import EventError, ReasonerError
 from reasoner.knowledge.base import Knowledge
@@ -78,13 +79,10 @@ from reasoner.runtime.intake import Intake
 from reasoner.runtime.options import EngineOptions
 from reasoner.runtime.order import run_global
 from reasoner.runtime.stages import GlobalStage, stage_engine
-from reasoner.runtime.worker import Derived, revive, young_collections
+from reasoner.runtime.worker import Derived, revive
 
 if TYPE_CHECKING:
-    from pyspark import RDD, Broadcast, SparkContext
-
-#: Items per pickled chunk of a run file.
-_CHUNK = 8192
+    from pyspark import RDD, SparkContext
 
 
 @dataclass(frozen=True)
@@ -167,25 +165,22 @@ def replay(
     """
     program = archive.program
     plan = _plan(program, options.policy, sc.defaultParallelism)
+    stage_options = replace(options, lateness=0)  # (admitted: in the order they run)
+    shipped = replace(archive, program=executor_program(program, options))
+    stage = None
     if plan.n:
         knowledge = keyed_knowledge(program, options, knowledge)
-    shipped = replace(archive, program=executor_program(program, options))
-    log(f"reading {len(archive.files)} files")
-    shuffled = _shuffle(sc, shipped, plan)
-    stream = _admit_stream(sc, shuffled, shipped, plan, options.lateness, log)
-    stage_options = replace(options, lateness=0)  # (admitted: in the order they run)
-    shutil.rmtree(runs, ignore_errors=True)
-    runs.mkdir(parents=True)
-    if plan.n:
-        log("running the keyed rules per partition")
         stage = make_stage(sc, shipped.program, stage_options, knowledge, plan)
-        _run_keyed(sc, shuffled, stage, stream, plan, runs)
+    log(f"reading {len(archive.files)} files")
+    stream = None if stage is None else _read_keyed(sc, shipped, stage, plan, runs, log)
+    if stream is None:
+        stream = _read_shuffled(sc, shipped, stage, plan, runs, options.lateness, log)
     found: list[tuple[Any, str]] = []
     if plan.partitioning.remainder:
         log("running the global rules in the driver")
         detections = _run_global(program, stage_options, knowledge, plan, stream, runs)
         found = formatted_run(detections, stream.style)
-    sources = [_chunks(path) for path in sorted(runs.glob("run-*"))]
+    sources = [chunks(path) for path in sorted(runs.glob("run-*"))]
     return Replay(
         lines=merge_runs([*sources, iter(found)]),
         rejected=stream.rejected,
@@ -271,6 +266,71 @@ def _plan(program: Program, policy: str, parallelism: int) -> _Plan:
     )
 
 
+def _read_keyed(
+    sc: SparkContext,
+    archive: Archive,
+    stage: Stage,
+    plan: _Plan,
+    runs: Path,
+    log: Callable[[str], None],
+) -> _Stream | None:
+    """Each keyed task reads the files of its keys and runs their events (:class:`FilesTask`),
+    when the format's files each hold one key and are read at once in time order; then the
+    engines with a timer pending before the stream's end move there (:class:`EndTask`).
+    None: the files cannot be so read, or one is out of time order (the caller reads them
+    through the shuffle)."""
+    if REGISTRY[archive.format].in_order is None:
+        return None
+    shares = file_sources(archive.format, archive.files, plan.n, plan.partitioning)
+    if shares is None:
+        return None
+    log("each keyed task reads the files of its keys")
+    _fresh(runs)
+    reads = plan.reads or set()
+    arities = event_arities(archive.program)
+    raw_types = plan.raw_types or set()
+    task = FilesTask(archive, arities, stage, plan.keys, raw_types, reads, str(runs))
+    files = [[(place, path) for place, path, _ in share.files] for share in shares]
+    meta = sc.parallelize(files, len(files)).mapPartitionsWithIndex(task).collect()
+    if any(r[0] == OUT_OF_ORDER for r in meta):
+        log("a file is out of time order or unreadable from some row on: reading through a shuffle")
+        return None
+    _check(runs, [f"{i:05d}" for i in range(plan.n)], [r[1] for r in meta if r[0] == FAILED])
+    stream = _ordered_stream(meta, archive.files)
+    due = [r[1] for r in meta if r[0] == TIMER and r[2] is not None and r[2] <= stream.until]
+    if due:
+        log(f"moving {len(due)} keyed engines to the stream's end")
+        end = EndTask(stage, stream.until, reads, str(runs))
+        failed = sc.parallelize(due, len(due)).mapPartitions(end).collect()
+        _check(runs, [f"{i:05d}-end" for i in due], failed)
+    return stream
+
+
+def _read_shuffled(
+    sc: SparkContext,
+    archive: Archive,
+    stage: Stage | None,
+    plan: _Plan,
+    runs: Path,
+    lateness: Any,
+    log: Callable[[str], None],
+) -> _Stream:
+    """The read shuffled by key (:func:`_shuffle`), its events admitted, the keyed stage (when
+    ``stage``) run on each keyed partition of the shuffle."""
+    shuffled = _shuffle(sc, archive, plan)
+    stream = _admit_stream(sc, shuffled, archive, plan, lateness, log)
+    _fresh(runs)
+    if stage is not None:
+        log("running the keyed rules per partition")
+        _run_keyed(sc, shuffled, stage, stream, plan, runs)
+    return stream
+
+
+def _fresh(runs: Path) -> None:
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.mkdir(parents=True)
+
+
 def _shuffle(sc: SparkContext, archive: Archive, plan: _Plan) -> RDD[tuple[Any, ...]]:
     """The read, shuffled: partitions 0..n-1 hold the keyed events by key; partition n the
     rest (what the driver needs: the files' counts, the rejects and the input events of the
@@ -298,23 +358,40 @@ def _admit_stream(
     """Run the read and fetch the driver's partition; when a file is not in time order,
     admit the events as ``reasoner run`` merges them (:func:`_admit`)."""
     meta = sc.runJob(shuffled, _meta, [plan.n])
+    if all(r[2].ordered for r in meta if r[0] == FILE):
+        return _ordered_stream(meta, archive.files)
+    log("the files are not each in time order: admitting events as reasoner run merges them")
+    places, until, late = _admit(shuffled, archive, event_arities(archive.program), lateness)
+    raw = sorted((places[r[1]], r[2]) for r in meta if r[0] == GLOBAL and r[1] in places)
+    rejected = [r[1] for r in meta if r[0] == REJECT] + _lines(sc, archive, late)
+    return _summed(meta, archive.files, len(places), until, places, raw, rejected)
+
+
+def _ordered_stream(meta: list[tuple[Any, ...]], files: tuple[str, ...]) -> _Stream:
+    """The stream of files each in time order, from the read's records for the driver: the
+    merged stream is in order, nothing is late, the order is (end, seq)."""
     infos = {r[1]: r[2] for r in meta if r[0] == FILE}
+    until = max((info.last for info in infos.values()), default=-math.inf)
+    count = sum(info.taken for info in infos.values())
     rejected = [r[1] for r in meta if r[0] == REJECT]
-    raw = [(r[1], r[2]) for r in meta if r[0] == GLOBAL]
-    places: dict[int, int] | None = None
-    if all(info.ordered for info in infos.values()):
-        # The merged stream is in order: nothing is late, the order is (end, seq).
-        until = max((info.last for info in infos.values()), default=-math.inf)
-        count = sum(info.taken for info in infos.values())
-        rejected += [Rejected(*r[3]) for r in meta if r[0] == EVENT]
-        raw.sort(key=_stream_order)
-    else:
-        log("the files are not each in time order: admitting events as reasoner run merges them")
-        places, until, late = _admit(shuffled, archive, event_arities(archive.program), lateness)
-        count = len(places)
-        rejected += _lines(sc, archive, late)
-        raw = sorted((places[seq], e) for seq, e in raw if seq in places)
-    order = {file: index for index, file in enumerate(archive.files)}
+    rejected += [Rejected(*r[3]) for r in meta if r[0] == EVENT]
+    raw = sorted(((r[1], r[2]) for r in meta if r[0] == GLOBAL), key=_stream_order)
+    return _summed(meta, files, count, until, None, raw, rejected)
+
+
+def _summed(
+    meta: list[tuple[Any, ...]],
+    files: tuple[str, ...],
+    count: int,
+    until: Any,
+    places: dict[int, int] | None,
+    raw: list[tuple[int, Event]],
+    rejected: list[Rejected],
+) -> _Stream:
+    """The :class:`_Stream` of the events admitted (``count``, the last time, their places,
+    the global stage's input events, the rejections: sorted here in input order)."""
+    infos = {r[1]: r[2] for r in meta if r[0] == FILE}
+    order = {file: index for index, file in enumerate(files)}
     rejected.sort(key=lambda r: (order.get(r.file, -1), r.line))
     style = TimeStyle(iso=any(info.iso for info in infos.values()))
     unmatched = sum(info.unmatched for info in infos.values())
@@ -336,12 +413,17 @@ def _run_keyed(
     """
     admitted = None if stream.places is None else sc.broadcast(stream.places)
     reads = plan.reads or set()
-    task = _KeyedTask(stage, stream.until, reads, stream.style.iso, str(runs), admitted)
+    task = ShuffledTask(stage, stream.until, reads, stream.style.iso, str(runs), admitted)
     failed = sc.runJob(shuffled.mapPartitionsWithIndex(task), list, list(range(plan.n)))
     if admitted is not None:
         admitted.unpersist()
+    _check(runs, [f"{i:05d}" for i in range(plan.n)], failed)
+
+
+def _check(runs: Path, parts: list[str], failed: list[str]) -> None:
+    """:func:`check_runs`, the runs folder removed when they are not all there."""
     try:
-        check_runs(runs, plan.n, failed)
+        check_runs(runs, parts, failed)
     except ReasonerError:
         shutil.rmtree(runs, ignore_errors=True)
         raise
@@ -367,7 +449,7 @@ def _run_global(
         rules = _derivations(program, plan.partitioning.keyed, engine, knowledge, options)
         derived: list[Derived] = []
         for path in sorted(runs.glob("derived-*")):
-            derived += [(seq, [revive(d, rules) for d in ds], p) for seq, ds, p in _chunks(path)]
+            derived += [(seq, [revive(d, rules) for d in ds], p) for seq, ds, p in chunks(path)]
         detections += run_global(engine, raw, derived, reads or set())
     else:  # the keyed stage sends nothing: the input events only
         push = engine.push
@@ -546,115 +628,6 @@ def _lines(sc: SparkContext, archive: Archive, late: list[tuple[int, str]]) -> l
 
 def _ignore(_: Rejected) -> None:
     """Malformed lines were reported by the first reading."""
-
-
-# ---------------------------------------------------------------------- keyed (executors)
-
-
-@dataclass(frozen=True)
-class _KeyedTask:
-    """The keyed stage of one partition, on an executor: its events in stream order through
-    one engine of the keyed rules; its detections sorted in the defined order, formatted and
-    written as one sorted run (``run-P``), and what the global stage reads written as
-    ``derived-P`` (:data:`~reasoner.runtime.parallel.Derived`). Gives nothing, or the error
-    of writing them (:func:`check_runs` reports it)."""
-
-    stage: Stage
-    until: Any
-    reads: set[EventType]
-    iso: bool
-    runs: str
-    places: Broadcast[dict[int, int]] | None  # admitted events' places (None: all, by seq)
-
-    def __call__(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[str]:
-        with young_collections():
-            return self._run(index, records)
-
-    def _run(self, index: int, records: Iterable[tuple[Any, ...]]) -> Iterator[str]:
-        # One engine runs the partition's keys, in stream order, as a worker of reasoner run
-        # --workers runs its keys: a time point every station shares is one tick, not one per
-        # station, and no state is restored per key.
-        items: list[tuple[Any, int, Event]] = []
-        for record in records:
-            items += keyed_events(record)
-        if self.places is not None:
-            places = self.places.value
-            items = [(end, places[seq], e) for end, seq, e in items if seq in places]
-        # (by end, then number: numbers are unique, so no two events are ever compared; a
-        # sort of the tuples themselves, without a key tuple made per event, a third faster)
-        items.sort()
-        derived, _ = detect(
-            self.stage, zip(map(_second, items), map(_third, items), strict=True), self.until
-        )
-        del items
-        found: list[tuple[Any, ...]] = []
-        fed: list[Derived] = []
-        reads = self.reads
-        for seq, plain, paths in derived:
-            found += plain
-            if reads and any((d[0], len(d[1])) in reads for d in plain):
-                fed.append((seq, plain, paths))
-        folder = Path(self.runs)
-        # (an empty partition compiles nothing: a small archive leaves some keyless)
-        rules = derivations(self.stage) if found else None
-        detections = [revive(d, rules) for d in found]
-        try:
-            _dump(folder / f"run-{index:05d}", formatted_run(detections, TimeStyle(self.iso)))
-            _dump(folder / f"derived-{index:05d}", fed)
-        except OSError as error:  # (the driver says what it means: check_runs)
-            return iter((f"on {socket.gethostname()}: {error}",))
-        return iter(())
-
-
-_second, _third = itemgetter(1), itemgetter(2)
-
-
-# ---------------------------------------------------------------------- runs
-
-
-def check_runs(runs: Path, n: int, failed: list[str]) -> None:
-    """Check that the keyed stage's ``n`` tasks wrote their runs where the driver reads them
-    (``failed``: the tasks' errors on writing).
-
-    Raises:
-        ReasonerError: naming the folder, what is missing and the need for a shared folder.
-    """
-    names = [f"{kind}-{i:05d}" for i in range(n) for kind in ("run", "derived")]
-    missing = [name for name in names if not (runs / name).is_file()]
-    if not failed and not missing:
-        return
-    what = (
-        f"an executor could not write there ({failed[0]})"
-        if failed
-        else f"{len(missing)} of the {len(names)} files the executors wrote are not there "
-        f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
-    )
-    raise ReasonerError(
-        f"{runs}: {what}: on a cluster, --out must be a folder the driver and every executor "
-        "see (a shared file system), as the executors write their sorted runs under it"
-    )
-
-
-def _dump(path: Path, items: list[Any]) -> None:
-    """Write a list as pickled chunks (read back by :func:`_chunks`), aside and renamed: two
-    attempts of one task never leave a file cut at a chunk boundary."""
-
-    def write(f: IO[bytes]) -> None:
-        for start in range(0, len(items), _CHUNK):
-            pickle.dump(items[start : start + _CHUNK], f, pickle.HIGHEST_PROTOCOL)
-
-    write_aside(path, write)
-
-
-def _chunks(path: Path) -> Iterator[Any]:
-    """The items :func:`_dump` wrote, a chunk at a time."""
-    with open(path, "rb") as f:
-        while True:
-            try:
-                chunk = pickle.load(f)
-            except EOFError:
-                return
-            yield from chunk
 
 
 def check_files(paths: Iterable[str]) -> tuple[str, ...]:

@@ -45,8 +45,11 @@ if TYPE_CHECKING:
 FILE_STRIDE = 1 << 40
 
 # The kinds of record the read step gives (TAKEN: a chunk of events the engine takes, before
-# the routing makes KEYED records of it).
+# the routing makes KEYED records of it), and those a keyed task reading its own files adds
+# (connectors.spark.replay_keyed.FilesTask: its engine's next timer, its files not each in time
+# order, its error on writing its runs).
 EVENT, REJECT, FILE, KEYED, GLOBAL, TAKEN = 0, 1, 2, 3, 4, 5
+TIMER, OUT_OF_ORDER, FAILED = 6, 7, 8
 
 #: Keyed events per record of the shuffle (:func:`keyed_record`).
 SHUFFLED = 8192

@@ -89,7 +89,11 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("rules", ["blizzard", "cold", "cold, a file out of time order"])
 def test_mesowest_replay_equals_reasoner_run(
-    spark: SparkSession, archive: Path, tmp_path: Path, rules: str
+    spark: SparkSession,
+    archive: Path,
+    tmp_path: Path,
+    rules: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if rules == "blizzard":
         files = BLIZZARD
@@ -110,8 +114,14 @@ def test_mesowest_replay_equals_reasoner_run(
     assert status == 3  # the malformed row
     out = tmp_path / "out"
     argv = ["spark", "replay", *files, "--format", "mesowest", "--events", str(archive)]
+    capsys.readouterr()
     assert main([*argv, "--out", str(out)]) == 3
     assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    # files each in time order: each keyed task reads its keys' files (no shuffle); else the
+    # tasks find the file out of order and the files are read again, through the shuffle
+    steps = capsys.readouterr().err
+    assert "each keyed task reads the files of its keys" in steps
+    assert ("reading through a shuffle" in steps) == rules.endswith("out of time order")
     assert _rejects(out) == _skipped(stderr) != []
     late = [line for line in _rejects(out) if ": late: " in line]
     assert bool(late) == rules.endswith("out of time order")
@@ -478,19 +488,19 @@ def test_explain_writes_what_reasoner_run_workers_explain_writes(
 
 def test_an_executor_that_cannot_write_the_runs_folder_is_reported(tmp_path: Path) -> None:
     from connectors.spark.detect import Stage
-    from connectors.spark.replay import _KeyedTask, check_runs
+    from connectors.spark.replay_keyed import ShuffledTask, check_runs
     from connectors.spark.replay_read import keyed_record
     from reasoner.language.loader import load_rules
 
     stage = Stage(load_rules("c(K, X) <- a(K, X)."))
     absent = tmp_path / "absent"  # (the driver's folder, not on this executor)
-    task = _KeyedTask(stage, 1, set(), False, str(absent), None)
+    task = ShuffledTask(stage, 1, set(), False, str(absent), None)
     [failed] = task(0, [keyed_record([0], [Event.at("a", ("k", 1), 1)])])
     written = re.escape(str(absent / ".run-00000.")) + "[0-9a-f]+"  # (written aside)
     host = re.escape(socket.gethostname())
     assert re.fullmatch(f"on {host}: \\[Errno 2\\] No such file or directory: '{written}'", failed)
     with pytest.raises(ReasonerError) as error:
-        check_runs(absent, 1, [failed])
+        check_runs(absent, ["00000"], [failed])
     assert str(error.value) == (
         f"{absent}: an executor could not write there ({failed}): on a cluster, --out must be "
         "a folder the driver and every executor see (a shared file system), as the executors "
@@ -628,3 +638,51 @@ def test_a_read_task_raises_the_gc_threshold_only_while_it_runs(tmp_path: Path) 
         pairs.append(pair)
     assert repr(pairs) == repr(list(route(read_files(archive, arities, files), keys, set(), 2)))
     assert len(pairs) > 1
+
+
+def test_keyed_engines_whose_files_end_early_move_to_the_streams_end(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A keyed task reading its own files stops at its last reading; an alarm it holds that
+    rings before the stream's end (another task's files go on) rings in a second step."""
+    from reasoner.runtime.batches import key_owner
+
+    stations = ["KSLC", "KOGD", "KPVU", "KJAC"]
+    files = generate(tmp_path / "csv", stations, 1, 3)
+    early = key_owner(stations[0], spark.sparkContext.defaultParallelism)
+    for path, station in zip(files, stations, strict=True):
+        if key_owner(station, spark.sparkContext.defaultParallelism) == early:  # half a day
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            rows = [i for i, line in enumerate(lines) if line.startswith(station)]
+            path.write_text("".join(lines[: rows[len(rows) // 2]]), encoding="utf-8")
+    rules = tmp_path / "stale.event"
+    rules.write_text(
+        "exceptionAlarm(stale(S, T), 3600) <- sensor_reading(S, T, _, _, _, _, _, _, _).\n"
+    )
+    expected = tmp_path / "run.jsonl"
+    events = [a for path in files for a in ("--events", str(path))]
+    status, _ = _reasoner_run(
+        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    capsys.readouterr()
+    argv = [
+        "spark",
+        "replay",
+        str(rules),
+        "--format",
+        "mesowest",
+        "--events",
+        str(tmp_path / "csv"),
+    ]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert "moving 1 keyed engines to the stream's end" in capsys.readouterr().err
+    found = (out / "detections.jsonl").read_text(encoding="utf-8")
+    assert found == expected.read_text(encoding="utf-8")
+    # every alarm of the early stations rang: the last ones after their tasks' last readings
+    rang = [json.loads(line)["args"][0] for line in found.splitlines()]
+    for path, station in zip(files, stations, strict=True):
+        if key_owner(station, spark.sparkContext.defaultParallelism) == early:
+            readings = path.read_text(encoding="utf-8").count(f"\n{station},")
+            assert rang.count(station) == readings > 0
