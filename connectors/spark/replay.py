@@ -2,14 +2,20 @@
 
 The job (docs/scale-out.md, "Spark"):
 
-1. **Read.** The list of files is distributed, a few files per task; each task reads its files with
-   the readers of ``reasoner run`` (:mod:`connectors.events.inputs`), so every malformed line
-   is rejected with the same file, line and reason: a format read at once when in time order
-   (MesoWest: the column reader of ``reasoner run``, :mod:`connectors.mesowest.archive`)
-   reads the task's files together, merged by time, else (or when a file is out of time
-   order) a file at a time. Each event gets a sequence number (its file's index, then its
-   place in the file) and is checked as an engine would check it. The keyed events cross the
-   shuffle as columns, a chunk per partition (:func:`keyed_record`), not a record each.
+1. **Read.** When the format's files each hold one key and are read at once in time order
+   (MesoWest: one export per station) and the program keys their events by that key, every
+   file goes to the keyed partition of its key (:func:`connectors.events.shares.file_sources`,
+   as ``reasoner run --workers`` divides them) and the keyed task reads its own files
+   (:class:`~connectors.spark.replay_keyed.FilesTask`): no event crosses a shuffle. Otherwise
+   (or when a task finds a file out of time order) the list of files is distributed, a few
+   files per task; each task reads its files with the readers of ``reasoner run``
+   (:mod:`connectors.events.inputs`): a format read at once when in time order reads the
+   task's files together, merged by time, else (or when a file is out of time order) a file at
+   a time; the keyed events cross the shuffle as columns, a chunk per partition
+   (:func:`~connectors.spark.replay_read.keyed_record`), not a record each. Either way every
+   malformed line is rejected with the same file, line and reason, and each event gets a
+   sequence number (its file's index, then its place in the file) and is checked as an engine
+   would check it.
 2. **Admit.** ``reasoner run`` merges its files by end time and rejects an event that ends
    before one already processed (late). When every file is in time order the merged stream is
    too, nothing is late, and the stream's order is (end time, file, place): nothing to do.
@@ -19,20 +25,23 @@ The job (docs/scale-out.md, "Spark"):
    of the keyed rules (:func:`connectors.spark.detect.detect`), as a worker of ``reasoner run
    --workers`` runs its keys. It sorts the detections in the defined order of ``reasoner run
    --workers`` (end, start, name, arguments), formats them with ``reasoner run``'s writer and
-   writes them as one sorted run file, with what the global stage reads beside it. The static
-   knowledge (the program's facts and Horn rules, else ``--knowledge``) is built once, in the
-   driver, and broadcast; the executors get the program without its facts
-   (:func:`executor_program`).
+   writes them as one sorted run file, with what the global stage reads beside it
+   (:mod:`connectors.spark.replay_keyed`). A task reading its own files stops at its last
+   event; the engines with a timer pending before the stream's end move there in a second job
+   (:class:`~connectors.spark.replay_keyed.EndTask`). The static knowledge (the program's
+   facts and Horn rules, else ``--knowledge``) is built once, in the driver, and broadcast; the
+   executors get the program without its facts (:func:`executor_program`).
 4. **Global stage.** The rules that do not partition run in the driver, after the keyed stage,
    on the input events they read and on what the keyed stage derived, in one engine's order
    (:func:`reasoner.runtime.order.run_global`).
 5. **Write.** The driver merges the sorted runs and the global stage's detections: the output
    compares equal to ``reasoner run``'s.
 
-The read is one Spark stage whose output is shuffled by key once; two jobs use it: one takes
-the partition holding the files' counts, the rejects and the global stage's input events, the
-other runs the keyed stage on the rest (a third, in the driver's admission, only when the
-files are not each in time order).
+Keyed tasks reading their own files are one job (a second for the engines with a timer pending
+before the stream's end). Otherwise the read is one Spark stage whose output is shuffled by key
+once; two jobs use it: one takes the partition holding the files' counts, the rejects and the
+global stage's input events, the other runs the keyed stage on the rest (a third, in the
+driver's admission, only when the files are not each in time order).
 """
 
 from __future__ import annotations
