@@ -87,7 +87,10 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("rules", ["blizzard", "cold", "cold, a file out of time order"])
+@pytest.mark.parametrize(
+    "rules",
+    ["blizzard", "cold", "cold, explained, recent", "cold, a file out of time order"],
+)
 def test_mesowest_replay_equals_reasoner_run(
     spark: SparkSession,
     archive: Path,
@@ -108,12 +111,14 @@ def test_mesowest_replay_equals_reasoner_run(
     csvs = [str(p) for p in sorted(archive.glob("*.csv"))]
     expected = tmp_path / "run.jsonl"
     events = [a for path in csvs for a in ("--events", path)]
+    options = ["--explain", "--policy", "recent"] if "explained" in rules else []
     status, stderr = _reasoner_run(
-        *files, "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
-    )
+        *files, "--format", "mesowest", *events, *options, "--workers", "2", "--output",
+        str(expected),
+    )  # fmt: skip
     assert status == 3  # the malformed row
     out = tmp_path / "out"
-    argv = ["spark", "replay", *files, "--format", "mesowest", "--events", str(archive)]
+    argv = ["spark", "replay", *files, "--format", "mesowest", "--events", str(archive), *options]
     capsys.readouterr()
     assert main([*argv, "--out", str(out)]) == 3
     assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
