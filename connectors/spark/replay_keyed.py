@@ -38,13 +38,12 @@ from connectors.spark.replay_read import (
     TAKEN,
     TIMER,
     keyed_events,
-    read_in_order,
+    read_labelled,
 )
 from connectors.spark.runs import formatted_run
 from reasoner.aside import write_aside
 from reasoner.compiler.partition import EventType
 from reasoner.errors import ReasonerError
-from reasoner.runtime.batches import kinds
 from reasoner.runtime.events import Event
 from reasoner.runtime.worker import Derived, revive, young_collections
 
@@ -62,8 +61,8 @@ _second, _third = itemgetter(1), itemgetter(2)
 @dataclass(frozen=True)
 class FilesTask:
     """The keyed stage of one partition reading the files of its keys, ``(index, path)`` in
-    input order (a list per task): merged by time and numbered as the read step numbers them
-    (:func:`~connectors.spark.replay_read.read_in_order`), its keyed events run, its runs
+    input order (a list per task): merged by time and numbered by file and line
+    (:func:`~connectors.spark.replay_read.read_labelled`), its keyed events run, its runs
     written. Gives what the driver needs: the files' counts, the rejects, the input events the
     global stage reads (``raw_types``), and ``(TIMER, P, time or None)``, when its engine next
     has something to do; or ``(OUT_OF_ORDER,)`` (a file out of time order: nothing run, the
@@ -85,12 +84,12 @@ class FilesTask:
             return iter(self._run(index, files))
 
     def _run(self, index: int, files: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
-        records = read_in_order(self.archive, self.arities, files) if files else iter(())
+        records = read_labelled(self.archive, self.arities, files) if files else iter(())
         if records is None:
             return [(OUT_OF_ORDER,)]
         meta: list[tuple[Any, ...]] = []
-        # (in stream order already: the files merged by time, in input order; each event read
-        # and checked as an engine checks it)
+        # (in stream order already: the files merged by time, in input order, each event
+        # numbered by its file and line; read and checked as an engine checks it)
         events = self._events(records, meta)
         derived, _ = detect(self.stage, events, -math.inf, accepted=True)
         timer = next_timer(self.stage)
@@ -113,8 +112,7 @@ class FilesTask:
         keys, raw = self.keys, self.raw_types
         for record in records:
             if record[0] == TAKEN:
-                seqs, events = record[1], record[2]
-                found = kinds(events)
+                seqs, events, found = record[1], record[2], record[3]
                 if len(found) == 1 and not found & raw and next(iter(found)) in keys:
                     yield from zip(seqs, events, strict=True)  # (a MesoWest file's readings)
                     continue

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice, repeat
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from connectors.events.inputs import (
@@ -39,6 +39,7 @@ from reasoner.runtime.intake import Intake
 from reasoner.runtime.worker import young_collections
 
 if TYPE_CHECKING:
+    from connectors.mesowest.archive import Labelled
     from connectors.spark.replay import Archive
 
 #: A sequence number is the file's index times this, plus the event's place in its file.
@@ -153,17 +154,27 @@ def read_in_order(
     entry = REGISTRY[archive.format]
     if entry.in_order is None or entry.holds is None:
         return None
-    rejects: list[Rejected] = []
-    styles = [TimeStyle() for _ in files]
-    readings = [
-        read_share(archive.format, Share(path), ReadContext(rejects.append, arities, {}, style))
-        for (_, path), style in zip(files, styles, strict=True)
-    ]
-    merged = entry.in_order([reading.events for reading in readings])
-    if merged is None:
+    merge, readings = _Merged.open(archive, arities, files, entry.holds[2])
+    merged = entry.in_order(readings)
+    return None if merged is None else merge.records(merged, Intake(arities, archive.max_span, 0))
+
+
+def read_labelled(
+    archive: Archive, arities: dict[str, set[int]], files: list[tuple[int, str]]
+) -> Iterator[tuple[Any, ...]] | None:
+    """:func:`read_in_order` by the format's ``labelled`` reader, which gives each event's file
+    and line at C level: the same records, but each event numbered by its file's index and its
+    line, not its place in the file (what a keyed task reading its own files needs: numbers that
+    order its events; the shuffle path's admission finds late events by their places). None as
+    :func:`read_in_order`."""
+    entry = REGISTRY[archive.format]
+    if entry.labelled is None or entry.holds is None:
         return None
-    merge = _Merged(files, [reading.positions[0] for reading in readings], entry.holds[2])
-    return merge.records(merged, Intake(arities, archive.max_span, 0), styles, rejects)
+    merge, readings = _Merged.open(archive, arities, files, entry.holds[2])
+    labelled = entry.labelled(readings)
+    if labelled is None:
+        return None
+    return merge.labelled(labelled, Intake(arities, archive.max_span, 0))
 
 
 class _Merged:
@@ -171,20 +182,36 @@ class _Merged:
     argument at ``at``: a file holds one key) and its reader's position (naming the event it
     yielded last, and its line), its sequence number its file's index and its place there."""
 
-    def __init__(self, files: list[tuple[int, str]], wheres: list[Position], at: int) -> None:
+    def __init__(
+        self,
+        files: list[tuple[int, str]],
+        wheres: list[Position],
+        at: int,
+        styles: list[TimeStyle],
+        rejects: list[Rejected],
+    ) -> None:
         self.files, self.wheres, self.at = files, wheres, at
+        self.styles, self.rejects = styles, rejects  # (the readers' styles; their rejections)
         self.taken = [0] * len(files)  # each file's events the engine takes
         self.last = [-math.inf] * len(files)  # the latest end of those
 
-    def records(
-        self,
-        merged: Iterator[Event],
-        intake: Intake,
-        styles: list[TimeStyle],
-        rejects: list[Rejected],
-    ) -> Iterator[tuple[Any, ...]]:
+    @classmethod
+    def open(
+        cls, archive: Archive, arities: dict[str, set[int]], files: list[tuple[int, str]], at: int
+    ) -> tuple[_Merged, list[Any]]:
+        """The numbering of ``files`` and their readings' events (to merge)."""
+        rejects: list[Rejected] = []
+        styles = [TimeStyle() for _ in files]
+        readings = [
+            read_share(archive.format, Share(path), ReadContext(rejects.append, arities, {}, style))
+            for (_, path), style in zip(files, styles, strict=True)
+        ]
+        wheres = [reading.positions[0] for reading in readings]
+        return cls(files, wheres, at, styles, rejects), [reading.events for reading in readings]
+
+    def records(self, merged: Iterator[Event], intake: Intake) -> Iterator[tuple[Any, ...]]:
         """The records of :func:`read_files`, the events the engine takes as ``(TAKEN, seqs,
-        events)`` chunks."""
+        events, their types)`` chunks."""
         wheres, at = self.wheres, self.at
         bases = [index * FILE_STRIDE for index, _ in self.files]
         counts = [0] * len(self.files)  # each file's events so far
@@ -210,10 +237,24 @@ class _Merged:
             if not chunk:
                 break
             yield from self._checked(chunk, seqs, files, lines, intake)
-        for item in rejects:
+        yield from self._ends()
+
+    def labelled(self, merged: Labelled, intake: Intake) -> Iterator[tuple[Any, ...]]:
+        """:meth:`records` of a labelled merge, a block at a time, numbered by line."""
+        bases = [index * FILE_STRIDE for index, _ in self.files]
+        for files, lines, events in merged.blocks():
+            seqs = list(map(add, map(bases.__getitem__, files), lines))  # (at C level)
+            for start in range(0, len(events), SHUFFLED):
+                cut = slice(start, start + SHUFFLED)
+                yield from self._checked(events[cut], seqs[cut], files[cut], lines[cut], intake)
+        yield from self._ends()
+
+    def _ends(self) -> Iterator[tuple[Any, ...]]:
+        """After the events: the readers' rejections and each file's :class:`FileInfo`."""
+        for item in self.rejects:
             yield REJECT, item
         for i, (index, _) in enumerate(self.files):
-            yield FILE, index, FileInfo(True, self.taken[i], self.last[i], styles[i].iso, 0)
+            yield FILE, index, FileInfo(True, self.taken[i], self.last[i], self.styles[i].iso, 0)
 
     def _checked(
         self,
@@ -227,12 +268,13 @@ class _Merged:
         them all, as it mostly does)."""
         limit = math.inf if intake.max_span is None else intake.max_span
         taken, last = self.taken, self.last
-        if acceptable(chunk, -math.inf, intake.arities, limit):
+        types = kinds(chunk)  # (the checks and the routing both want them)
+        if acceptable(chunk, -math.inf, intake.arities, limit, types):
             for i, count in Counter(files).items():
                 taken[i] += count
             for i, end in dict(zip(files, map(_end, chunk), strict=True)).items():
                 last[i] = end  # (in time order: a file's last is its latest)
-            yield TAKEN, seqs, chunk
+            yield TAKEN, seqs, chunk, types
             return
         for seq, event, i, line in zip(seqs, chunk, files, lines, strict=True):
             reason = intake.rejection(event, -math.inf)
@@ -260,7 +302,7 @@ def route(
     router = _Router(keys, raw_types, n)
     for record in records:
         if record[0] == TAKEN:
-            yield from router.chunk(record[1], record[2])
+            yield from router.chunk(record[1], record[2], record[3])
         elif record[0] != EVENT or record[3] is not None:
             yield n, record
         else:
@@ -292,10 +334,12 @@ class _Router:
         if position is not None:
             yield from self.flush(SHUFFLED)
 
-    def chunk(self, seqs: list[int], events: list[Event]) -> Iterator[tuple[int, tuple[Any, ...]]]:
-        """A chunk's records: at once when its events are of one keyed type the global stage
-        does not read (a MesoWest archive's readings); else an event at a time."""
-        found = kinds(events)
+    def chunk(
+        self, seqs: list[int], events: list[Event], found: set[EventType]
+    ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+        """A chunk's records (``found``: its event types): at once when its events are of one
+        keyed type the global stage does not read (a MesoWest archive's readings); else an
+        event at a time."""
         kind = next(iter(found))
         position = self.keys.get(kind)
         if len(found) > 1 or position is None or self.raw_types is None or kind in self.raw_types:

@@ -578,21 +578,37 @@ def _split_station(folder: Path, station: str) -> None:
     (folder / f"{station}-2.csv").write_text("".join(header + rows[half:]), encoding="utf-8")
 
 
-def _flat(records: Iterable[tuple[Any, ...]]) -> list[str]:
-    """The read's records, chunks as one record per event, in a comparable order."""
+def _flat(records: Iterable[tuple[Any, ...]], numbered: bool = True) -> list[str]:
+    """The read's records, chunks as one record per event, in a comparable order (without
+    the events' numbers unless ``numbered``)."""
     from connectors.spark.replay_read import EVENT, TAKEN
 
     out: list[tuple[Any, ...]] = []
     for record in records:
         if record[0] == TAKEN:
-            out += [(EVENT, seq, event, None) for seq, event in zip(*record[1:], strict=True)]
+            out += [(EVENT, seq, event, None) for seq, event in zip(*record[1:3], strict=True)]
         else:
             out.append(record)
+    if not numbered:
+        out = [(EVENT, None, *r[2:]) if r[0] == EVENT else r for r in out]
     return sorted(map(repr, out))
 
 
+def _stream(records: Iterable[tuple[Any, ...]]) -> list[Event]:
+    """The events the engine takes, in the order their numbers give: (end, number)."""
+    from connectors.spark.replay_read import EVENT, TAKEN
+
+    taken: list[tuple[Any, int, Event]] = []
+    for record in records:
+        if record[0] == TAKEN:
+            taken += [(e.end, seq, e) for seq, e in zip(*record[1:3], strict=True)]
+        elif record[0] == EVENT and record[3] is None:
+            taken.append((record[2].end, record[1], record[2]))
+    return [e for _, _, e in sorted(taken, key=lambda t: t[:2])]
+
+
 def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Path) -> None:
-    from connectors.spark.replay_read import read_each, read_in_order
+    from connectors.spark.replay_read import read_each, read_in_order, read_labelled
 
     generate(tmp_path, ["KSLC", "KOGD", "KPVU", "KEVW"], 2, 11, [])
     _split_station(tmp_path, "KSLC")  # (a station's two files: each event's file found)
@@ -612,6 +628,14 @@ def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Pat
         assert merged is not None
         found = _flat(merged)
         assert found == _flat(read_each(archive, arities, files))
+        # numbered by line, not place: the same records, the events in the same order
+        labelled = read_labelled(archive, arities, files)
+        assert labelled is not None
+        labelled = list(labelled)
+        assert _flat(labelled, numbered=False) == _flat(
+            read_each(archive, arities, files), numbered=False
+        )
+        assert _stream(labelled) == _stream(read_each(archive, arities, files))
         assert sum("sensor_reading takes 3 argument(s), not 9" in r for r in found) == refused
         assert sum("lies before 1970" in r or "expected 9 cells" in r for r in found) == 2
     # a file out of time order: read by the row loops (all the task's files)
@@ -619,6 +643,7 @@ def test_the_column_reader_reads_mesowest_files_as_their_row_loops(tmp_path: Pat
     lines[-1], lines[-2] = lines[-2], lines[-1]
     (tmp_path / "KOGD.csv").write_text("".join(lines), encoding="utf-8")
     assert read_in_order(archive, arities, files) is None
+    assert read_labelled(archive, arities, files) is None
 
 
 def test_a_read_task_raises_the_gc_threshold_only_while_it_runs(tmp_path: Path) -> None:
