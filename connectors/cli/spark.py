@@ -77,8 +77,9 @@ def _add_replay(actions: Any) -> None:
         help="replay event files through rules on Spark, as reasoner run does",
         description="Replay an archive of event files through the rules on Spark: events are "
         "grouped by the rules' partition key, each group runs through the keyed rules, the "
-        "rules that do not partition run after them in the driver. The detections equal "
-        "'reasoner run --workers N' on the same files.",
+        "rules that do not partition run after them in the driver (files that each hold one "
+        "key, such as MesoWest exports, are read by the task of their key's group: no "
+        "shuffle). The detections equal 'reasoner run --workers N' on the same files.",
         epilog=f"Exit status: 0 every input line was used; {SKIPPED} done, but some lines were "
         "skipped (written to DIR/rejects.jsonl); 1 error; 2 usage error; 130 stopped by SIGINT "
         "(Ctrl-C), 143 by SIGTERM.",
