@@ -14,8 +14,8 @@ The job (docs/scale-out.md, "Spark"):
    a time; the keyed events cross the shuffle as columns, a chunk per partition
    (:func:`~connectors.spark.replay_read.keyed_record`), not a record each. Either way every
    malformed line is rejected with the same file, line and reason, and each event gets a
-   sequence number (its file's index, then its place in the file) and is checked as an engine
-   would check it.
+   sequence number (its file's index, then its place in the file, or its line when the task
+   reads its own files) and is checked as an engine would check it.
 2. **Admit.** ``reasoner run`` merges its files by end time and rejects an event that ends
    before one already processed (late). When every file is in time order the merged stream is
    too, nothing is late, and the stream's order is (end time, file, place): nothing to do.
@@ -56,7 +56,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from connectors.events.inputs import REGISTRY, open_events, rdf_options
+from connectors.events.inputs import open_events, rdf_options
 from connectors.events.rejects import Position, Rejected
 from connectors.events.shares import file_sources
 from connectors.events.times import TimeStyle
@@ -288,8 +288,6 @@ def _read_keyed(
     engines with a timer pending before the stream's end move there (:class:`EndTask`).
     None: the files cannot be so read, or one is out of time order (the caller reads them
     through the shuffle)."""
-    if REGISTRY[archive.format].in_order is None:
-        return None
     shares = file_sources(archive.format, archive.files, plan.n, plan.partitioning)
     if shares is None:
         return None
