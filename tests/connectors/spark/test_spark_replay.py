@@ -716,3 +716,79 @@ def test_keyed_engines_whose_files_end_early_move_to_the_streams_end(
         if key_owner(station, spark.sparkContext.defaultParallelism) == early:
             readings = path.read_text(encoding="utf-8").count(f"\n{station},")
             assert rang.count(station) == readings > 0
+
+
+def _insert_row(path: Path, station: str, at: int, row: str) -> None:
+    """Put ``row`` before the station's reading ``at`` (after the last one when past it)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    rows = [i for i, line in enumerate(lines) if line.startswith(f"{station},")]
+    lines.insert(rows[at] if at < len(rows) else len(lines), row)
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+# Keyed by the weather condition, not the station: the files are read through the shuffle.
+BY_CONDITION = r"""
+turn(C, T1, T2) <- (sensor_reading(_, T1, _, _, _, _, _, C, _)
+    SEQ sensor_reading(_, T2, _, _, _, _, _, C, _)).1800.
+"""
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "keyed by station",
+        "readings of another arity",
+        "keyed by condition",
+        "a file out of time order",
+    ],
+)
+def test_rejects_are_written_in_input_order_as_reasoner_run_skips_them(
+    spark: SparkSession, tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Input order is the files' merge by time (docs/scale-out.md): a malformed row comes
+    # after the reading its file gave before it (before any reading: in the files' order),
+    # a refused reading at its place; not the files' order. One station is split over two
+    # files, one file holds a header only.
+    stations = ["KSLC", "KOGD", "KPVU", "KEVW"]
+    files = generate(tmp_path / "csv", stations, 1, 11)
+    _split_station(tmp_path / "csv", "KSLC")
+    header = files[0].read_text(encoding="utf-8").split("\nKSLC,")[0] + "\n"
+    (tmp_path / "csv" / "KZZZ.csv").write_text(header.replace("KSLC", "KZZZ"), encoding="utf-8")
+    _insert_row(files[3], "KEVW", 70, "KEVW,not a time,1,2,3\n")  # (late in the day)
+    _insert_row(files[2], "KPVU", 2, "KPVU,2021-01-10T00:50:00Z,1,2\n")
+    _insert_row(files[2], "KPVU", 0, "KPVU,bad\n")  # (before its file's first reading)
+    _insert_row(files[1], "KOGD", 0, "KOGD,1969-12-31T23:00:00Z,1,2,3,,10,clear,0\n")
+    _insert_row(files[1], "KOGD", 40, "KOGD,2021-01-10T13:10:00Z,1,2,3\n")
+    _insert_row(files[0], "KSLC", 20, "KSLC,2021-01-10T06:50:00Z,1\n")  # (the first half)
+    if case == "a file out of time order":
+        lines = files[1].read_text(encoding="utf-8").splitlines(keepends=True)
+        lines[30], lines[20] = lines[20], lines[30]
+        files[1].write_text("".join(lines), encoding="utf-8")
+    rules = tmp_path / "r.event"
+    program = {
+        "keyed by condition": BY_CONDITION,
+        "readings of another arity": "odd(S) <- sensor_reading(S, T, V).\n",  # (all refused)
+    }.get(case, COLD)
+    rules.write_text(program, encoding="utf-8")
+    expected = tmp_path / "run.jsonl"
+    paths = sorted((tmp_path / "csv").iterdir())
+    events = [a for path in paths for a in ("--events", str(path))]
+    status, stderr = _reasoner_run(
+        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 3
+    out = tmp_path / "out"
+    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events"]
+    capsys.readouterr()
+    assert main([*argv, str(tmp_path / "csv"), "--out", str(out)]) == 3
+    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    assert _rejects(out) == _skipped(stderr)
+    stations = [Path(line.split(":")[0]).stem for line in _skipped(stderr) if "cells" in line]
+    assert stations == ["KPVU", "KPVU", "KSLC", "KOGD", "KEVW"]  # (-inf, 00:50, 06:50 ...)
+    steps = capsys.readouterr().err
+    assert ("each keyed task reads" in steps) == (case != "keyed by condition")
+    assert ("through a shuffle" in steps) == (case == "a file out of time order")
+    if case == "readings of another arity":
+        assert len(_skipped(stderr)) == 6 + 4 * 72 - 1 and expected.read_text() == ""
+    else:
+        assert expected.read_text() != ""
