@@ -303,7 +303,7 @@ def _read_keyed(
         log("a file is out of time order or unreadable from some row on: reading through a shuffle")
         return None
     _check(runs, [f"{i:05d}" for i in range(plan.n)], [r[1] for r in meta if r[0] == FAILED])
-    stream = _ordered_stream(meta, archive.files)
+    stream = _ordered_stream(meta)
     due = [r[1] for r in meta if r[0] == TIMER and r[2] is not None and r[2] <= stream.until]
     if due:
         log(f"moving {len(due)} keyed engines to the stream's end")
@@ -366,43 +366,51 @@ def _admit_stream(
     admit the events as ``reasoner run`` merges them (:func:`_admit`)."""
     meta = sc.runJob(shuffled, _meta, [plan.n])
     if all(r[2].ordered for r in meta if r[0] == FILE):
-        return _ordered_stream(meta, archive.files)
+        return _ordered_stream(meta)
     log("the files are not each in time order: admitting events as reasoner run merges them")
-    places, until, late = _admit(shuffled, archive, event_arities(archive.program), lateness)
+    admitted = _admit(shuffled, archive, event_arities(archive.program), lateness)
+    places, arrived = admitted.places, admitted.arrived
     raw = sorted((places[r[1]], r[2]) for r in meta if r[0] == GLOBAL and r[1] in places)
-    rejected = [r[1] for r in meta if r[0] == REJECT] + _lines(sc, archive, late)
-    return _summed(meta, archive.files, len(places), until, places, raw, rejected)
+    # (in the order of the merge: where each event arrived, a malformed line after the
+    # event its file gave before it; before any: the files' order)
+    rejected = [
+        ((arrived[r[2][1]], *r[2][2:]) if r[2][0] > -math.inf else (-1, *r[2][1:]), r[1])
+        for r in meta
+        if r[0] == REJECT
+    ]
+    rejected += [((arrived[seq], 0, 0), found) for seq, found in _lines(sc, archive, admitted)]
+    return _summed(meta, len(places), admitted.until, places, raw, rejected)
 
 
-def _ordered_stream(meta: list[tuple[Any, ...]], files: tuple[str, ...]) -> _Stream:
+def _ordered_stream(meta: list[tuple[Any, ...]]) -> _Stream:
     """The stream of files each in time order, from the read's records for the driver: the
     merged stream is in order, nothing is late, the order is (end, seq)."""
     infos = {r[1]: r[2] for r in meta if r[0] == FILE}
     until = max((info.last for info in infos.values()), default=-math.inf)
     count = sum(info.taken for info in infos.values())
-    rejected = [r[1] for r in meta if r[0] == REJECT]
-    rejected += [Rejected(*r[3]) for r in meta if r[0] == EVENT]
+    # (in the order of the merge: (end, seq), a malformed line after an event)
+    rejected = [(r[2], r[1]) for r in meta if r[0] == REJECT]
+    rejected += [((r[2][3], r[1], 0, 0), Rejected(*r[3])) for r in meta if r[0] == EVENT]
     raw = sorted(((r[1], r[2]) for r in meta if r[0] == GLOBAL), key=_stream_order)
-    return _summed(meta, files, count, until, None, raw, rejected)
+    return _summed(meta, count, until, None, raw, rejected)
 
 
 def _summed(
     meta: list[tuple[Any, ...]],
-    files: tuple[str, ...],
     count: int,
     until: Any,
     places: dict[int, int] | None,
     raw: list[tuple[int, Event]],
-    rejected: list[Rejected],
+    rejected: list[tuple[tuple[Any, ...], Rejected]],
 ) -> _Stream:
     """The :class:`_Stream` of the events admitted (``count``, the last time, their places,
-    the global stage's input events, the rejections: sorted here in input order)."""
+    the global stage's input events, the rejections with their places in the merge: put in
+    that order here, the order ``reasoner run`` skips them in)."""
     infos = {r[1]: r[2] for r in meta if r[0] == FILE}
-    order = {file: index for index, file in enumerate(files)}
-    rejected.sort(key=lambda r: (order.get(r.file, -1), r.line))
+    rejected.sort(key=_first)
     style = TimeStyle(iso=any(info.iso for info in infos.values()))
     unmatched = sum(info.unmatched for info in infos.values())
-    return _Stream(count, until, places, raw, rejected, style, unmatched)
+    return _Stream(count, until, places, raw, [r for _, r in rejected], style, unmatched)
 
 
 def _run_keyed(
@@ -541,6 +549,10 @@ def write_parquet(lines: Iterable[str], path: Path, iso: bool) -> int:
     return count
 
 
+def _first(item: tuple[Any, ...]) -> Any:
+    return item[0]
+
+
 def _stream_order(item: tuple[int, Event]) -> tuple[Any, int]:
     return item[1][3], item[0]
 
@@ -560,16 +572,26 @@ def _meta(records: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
 # ---------------------------------------------------------------------- admit (driver)
 
 
+@dataclass
+class _Admitted:
+    """What :func:`_admit` found: each admitted event's place in the released stream and each
+    event's place in the merge (by sequence number), the stream's last time and the late
+    events (sequence number, reason)."""
+
+    places: dict[int, int]
+    arrived: dict[int, int]
+    until: Any
+    late: list[tuple[int, str]]
+
+
 def _admit(
     shuffled: RDD[tuple[Any, ...]],
     archive: Archive,
     arities: dict[str, set[int]],
     lateness: Any,
-) -> tuple[dict[int, int], Any, list[tuple[int, str]]]:
+) -> _Admitted:
     """Admit the events as ``reasoner run`` does when its files are not in time order: the
-    merge and the lateness buffer, replayed on the events' times. Returns each admitted
-    event's place in the released stream (by sequence number), the stream's last time and
-    the late events (sequence number, reason)."""
+    merge and the lateness buffer, replayed on the events' times."""
     collected = shuffled.flatMap(_times).collect()
     times = sorted({t[0]: t for t in collected}.values())  # keyed and read globally: once
     per_file: dict[int, list[tuple[int, Event]]] = {}
@@ -578,11 +600,13 @@ def _admit(
         per_file.setdefault(seq // FILE_STRIDE, []).append((seq, stub))
     merged = heapq.merge(*(per_file[f] for f in sorted(per_file)), key=lambda item: item[1][3])
     order: dict[int, int] = {}
+    arrived: dict[int, int] = {}  # (where the rejections fall)
     late: list[tuple[int, str]] = []
     now: Any = -math.inf
     intake = Intake(arities, archive.max_span, lateness)  # (as reasoner run's engine's)
     seqs: dict[int, int] = {}  # the sequence numbers of the held events, by arrival
     for seq, stub in merged:
+        arrived[seq] = len(arrived)
         reason = intake.rejection(stub, now)
         if reason is not None:
             late.append((seq, reason))
@@ -594,7 +618,7 @@ def _admit(
     for arrival, released in intake.due_arrivals(math.inf):
         now = released[3]
         order[seqs.pop(arrival)] = len(order)
-    return order, now, late
+    return _Admitted(order, arrived, now, late)
 
 
 def _times(record: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
@@ -606,16 +630,16 @@ def _times(record: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
         yield seq, event[0], len(event[1]), event[2], event[3]
 
 
-def _lines(sc: SparkContext, archive: Archive, late: list[tuple[int, str]]) -> list[Rejected]:
-    """The rejections of events found late, with their file and line (their files read again,
-    on the executors, by the readers that know the lines)."""
+def _lines(sc: SparkContext, archive: Archive, admitted: _Admitted) -> list[tuple[int, Rejected]]:
+    """The rejections of events found late, with their sequence numbers, files and lines
+    (their files read again, on the executors, by the readers that know the lines)."""
     wanted: dict[int, dict[int, str]] = {}
-    for seq, reason in late:
+    for seq, reason in admitted.late:
         wanted.setdefault(seq // FILE_STRIDE, {})[seq % FILE_STRIDE] = reason
     if not wanted:
         return []
 
-    def locate(items: Iterable[tuple[int, dict[int, str]]]) -> Iterator[Rejected]:
+    def locate(items: Iterable[tuple[int, dict[int, str]]]) -> Iterator[tuple[int, Rejected]]:
         for index, reasons in items:
             positions: list[Position] = []
             path = archive.files[index]
@@ -628,7 +652,8 @@ def _lines(sc: SparkContext, archive: Archive, late: list[tuple[int, str]]) -> l
                 reason = reasons.get(place)
                 if reason is not None:
                     where = next(p for p in positions if p.holds(event))
-                    yield where.rejected(str(EventError(reason, event)))
+                    found = where.rejected(str(EventError(reason, event)))
+                    yield index * FILE_STRIDE + place, found
 
     return sc.parallelize(sorted(wanted.items()), len(wanted)).mapPartitions(locate).collect()
 

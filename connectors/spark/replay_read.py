@@ -6,7 +6,9 @@ A format read at once when in time order (``InputFormat.in_order``: MesoWest's c
 merged by time (:func:`read_in_order`); other formats, or a task whose files are not each in
 time order or readable to their end, are read a file at a time by their row loops
 (:func:`read_each`). Both give the same records: the same events with the same numbers, the
-same rejections with their file, line and reason. The keyed events cross the shuffle as
+same rejections with their file, line and reason, each keyed where it falls in the files'
+merge (:data:`NoteKey`: after the event its file gave before it, as ``reasoner run`` hands
+it over). The keyed events cross the shuffle as
 columns, a chunk per partition (:func:`keyed_record`): a pickled Event costs its class's
 reduction, a record each its framing.
 """
@@ -17,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice, repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -51,6 +54,13 @@ FILE_STRIDE = 1 << 40
 # order, its error on writing its runs).
 EVENT, REJECT, FILE, KEYED, GLOBAL, TAKEN = 0, 1, 2, 3, 4, 5
 TIMER, OUT_OF_ORDER, FAILED = 6, 7, 8
+
+#: Where a rejection falls in the files' merge by time (the rejections are written in that
+#: order, as ``reasoner run`` skips them): ``(end, seq, 0, 0)`` for the event ``(end, seq)``
+#: refused; ``(end, seq, 1, line)`` for a malformed line after it, the event its file gave
+#: before it; ``(-inf, file index, 1, line)`` before its file's first event (the
+#: :data:`~reasoner.runtime.shares.NoteKey` of ``reasoner run --workers``).
+NoteKey = tuple[Any, ...]
 
 #: Keyed events per record of the shuffle (:func:`keyed_record`).
 SHUFFLED = 8192
@@ -96,7 +106,8 @@ def read_files(
     archive: Archive, arities: dict[str, set[int]], files: Iterable[tuple[int, str]]
 ) -> Iterator[tuple[Any, ...]]:
     """Read files on an executor: ``(EVENT, seq, event, rejection or None)`` per event,
-    ``(REJECT, Rejected)`` per malformed line, and ``(FILE, index, FileInfo)`` per file.
+    ``(REJECT, Rejected, NoteKey)`` per malformed line, and ``(FILE, index, FileInfo)`` per
+    file.
 
     Files of a format read at once when in time order (``InputFormat.in_order``: MesoWest's
     column reader) are read so, together (:func:`read_in_order`); the others, and all of a
@@ -120,8 +131,12 @@ def read_each(
         stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
         base = index * FILE_STRIDE
         previous, last, ordered, taken = -math.inf, -math.inf, True, 0
+        after: tuple[Any, int] = (-math.inf, index)  # (the event the file gave last)
         intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
         for place, event in enumerate(stream):
+            # (the lines rejected while the reader looked for this event follow the last)
+            yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
+            rejects.clear()
             end = event[3]
             if end < previous:
                 ordered = False
@@ -135,11 +150,8 @@ def read_each(
                 where = next(p for p in positions if p.holds(event))
                 found = where.rejected(str(EventError(reason, event)))  # as reasoner run says
                 yield EVENT, base + place, event, (found.file, found.line, found.reason)
-            for item in rejects:
-                yield REJECT, item
-            rejects.clear()
-        for item in rejects:
-            yield REJECT, item
+            after = (end, base + place)
+        yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
         counts = rdf.get("counts")
         unmatched = 0 if counts is None else counts.unmatched
         yield FILE, index, FileInfo(ordered, taken, last, style.iso, unmatched)
@@ -180,45 +192,61 @@ def read_labelled(
 class _Merged:
     """Numbering the events of files merged by time: each event's file found by its key (the
     argument at ``at``: a file holds one key) and its reader's position (naming the event it
-    yielded last, and its line), its sequence number its file's index and its place there."""
+    yielded last, and its line), its sequence number its file's index and its place there.
+    The readers' rejections are keyed (:data:`NoteKey`) after the event the merge gave last
+    when it hands them over: the one their file gave before them, as in ``reasoner run``."""
 
-    def __init__(
-        self,
-        files: list[tuple[int, str]],
-        wheres: list[Position],
-        at: int,
-        styles: list[TimeStyle],
-        rejects: list[Rejected],
-    ) -> None:
-        self.files, self.wheres, self.at = files, wheres, at
-        self.styles, self.rejects = styles, rejects  # (the readers' styles; their rejections)
+    def __init__(self, files: list[tuple[int, str]], at: int) -> None:
+        self.files, self.at = files, at
+        self.wheres: list[Position] = []
+        self.styles = [TimeStyle() for _ in files]  # (the readers')
+        self.rejects: list[tuple[Rejected, NoteKey]] = []  # (the readers', keyed)
+        self.bases = [index * FILE_STRIDE for index, _ in files]
         self.taken = [0] * len(files)  # each file's events the engine takes
         self.last = [-math.inf] * len(files)  # the latest end of those
+        # the events the merge gave last: a labelled merge's row, else the chunk being
+        # pulled (events, numbers) and the last event of the chunk before, (end, seq)
+        self.labelled_merge: Labelled | None = None
+        self.pulled: tuple[list[Event], list[int]] = ([], [])
+        self.tail: tuple[Any, int] | None = None
 
     @classmethod
     def open(
         cls, archive: Archive, arities: dict[str, set[int]], files: list[tuple[int, str]], at: int
     ) -> tuple[_Merged, list[Any]]:
         """The numbering of ``files`` and their readings' events (to merge)."""
-        rejects: list[Rejected] = []
-        styles = [TimeStyle() for _ in files]
+        merge = cls(files, at)
         readings = [
-            read_share(archive.format, Share(path), ReadContext(rejects.append, arities, {}, style))
-            for (_, path), style in zip(files, styles, strict=True)
+            read_share(
+                archive.format, Share(path), ReadContext(partial(merge.note, i), arities, {}, style)
+            )
+            for i, ((_, path), style) in enumerate(zip(files, merge.styles, strict=True))
         ]
-        wheres = [reading.positions[0] for reading in readings]
-        return cls(files, wheres, at, styles, rejects), [reading.events for reading in readings]
+        merge.wheres = [reading.positions[0] for reading in readings]
+        return merge, [reading.events for reading in readings]
+
+    def note(self, i: int, rejected: Rejected) -> None:
+        """A rejection of the reader of file ``i``, keyed after the event the merge gave last
+        (the merge hands it over right after the event its file gave before it)."""
+        if self.labelled_merge is not None:
+            row = self.labelled_merge.last
+            after = None if row is None else (row[2][3], self.bases[row[0]] + row[1])
+        else:
+            events, seqs = self.pulled
+            after = (events[-1][3], seqs[-1]) if events else self.tail
+        key = (-math.inf, self.files[i][0]) if after is None else after
+        self.rejects.append((rejected, (*key, 1, rejected.line)))
 
     def records(self, merged: Iterator[Event], intake: Intake) -> Iterator[tuple[Any, ...]]:
         """The records of :func:`read_files`, the events the engine takes as ``(TAKEN, seqs,
         events, their types)`` chunks."""
-        wheres, at = self.wheres, self.at
-        bases = [index * FILE_STRIDE for index, _ in self.files]
+        wheres, at, bases = self.wheres, self.at, self.bases
         counts = [0] * len(self.files)  # each file's events so far
         slots: dict[Any, int] = {}  # each key's file (of several: the one read last)
         while True:
             chunk: list[Event] = []
             seqs: list[int] = []
+            self.pulled = chunk, seqs  # (read by note: the rejections handed while pulling)
             files: list[int] = []
             lines: list[int] = []
             # (the loop runs per event: only what is not done a chunk at a time below)
@@ -236,12 +264,14 @@ class _Merged:
                 lines.append(wheres[i].line)
             if not chunk:
                 break
+            self.tail = chunk[-1][3], seqs[-1]
             yield from self._checked(chunk, seqs, files, lines, intake)
         yield from self._ends()
 
     def labelled(self, merged: Labelled, intake: Intake) -> Iterator[tuple[Any, ...]]:
         """:meth:`records` of a labelled merge, a block at a time, numbered by line."""
-        bases = [index * FILE_STRIDE for index, _ in self.files]
+        bases = self.bases
+        self.labelled_merge = merged  # (its last row keys the rejections: note)
         for files, lines, events in merged.blocks():
             seqs = list(map(add, map(bases.__getitem__, files), lines))  # (at C level)
             for start in range(0, len(events), SHUFFLED):
@@ -251,8 +281,8 @@ class _Merged:
 
     def _ends(self) -> Iterator[tuple[Any, ...]]:
         """After the events: the readers' rejections and each file's :class:`FileInfo`."""
-        for item in self.rejects:
-            yield REJECT, item
+        for item, key in self.rejects:
+            yield REJECT, item, key
         for i, (index, _) in enumerate(self.files):
             yield FILE, index, FileInfo(True, self.taken[i], self.last[i], self.styles[i].iso, 0)
 
