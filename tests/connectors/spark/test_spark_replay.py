@@ -804,3 +804,57 @@ def test_rejects_are_written_in_input_order_as_reasoner_run_skips_them(
         assert len(_skipped(stderr)) == 6 + 4 * 72 and expected.read_text() == ""
     else:
         assert expected.read_text() != ""
+
+
+# Timers of several kinds, per station: an alarm 20 minutes after each reading, a count over
+# the last hour (a reading leaves it an hour after it), a time point at 23:40 (the last
+# reading of the day), and a negation with a window.
+TIMERS = r"""
+exceptionAlarm(stale(S, T), 1200) <- sensor_reading(S, T, _, _, _, _, _, _, _).
+recent(S, N) <- aggregate(count, sensor_reading(S, _T, _, _, _, _, _, _, _), N, time(1h)).
+warm(S, A) <- aggregate(avg(X), (sensor_reading(S, _T, X, _, _, _, _, _, _) WHERE number(X)),
+    A, time(3h)).
+last(S, T) <- sensor_reading(S, T, _, _, _, _, _, _, _) SEQ 1610322000.
+cold(S, T) <- sensor_reading(S, T, Temp, _, _, _, _, _, _) WHERE Temp < 30.
+mild(S, T) <- (sensor_reading(S, T, _, _, _, _, _, _, _) FNOT cold(S, _)).2h.
+"""
+
+
+def test_timers_of_every_kind_due_at_the_streams_end_ring_as_in_reasoner_run(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stations of one keyed task end a reading before the others (23:20): its engine's
+    next timers (an alarm, a reading leaving the count's window, the time point) are due at
+    the stream's end exactly, and ring there in the second step."""
+    from reasoner.runtime.batches import key_owner
+
+    stations = ["KSLC", "KOGD", "KPVU", "KJAC"]
+    files = generate(tmp_path / "csv", stations, 1, 11)
+    early = key_owner("KOGD", spark.sparkContext.defaultParallelism)
+    for path, station in zip(files, stations, strict=True):
+        if key_owner(station, spark.sparkContext.defaultParallelism) == early:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            rows = [i for i, line in enumerate(lines) if line.startswith(station)]
+            path.write_text("".join(lines[: rows[-1]]), encoding="utf-8")
+    assert {key_owner(s, 2) for s in stations} == {0, 1}
+    rules = tmp_path / "timers.event"
+    rules.write_text(TIMERS, encoding="utf-8")
+    expected = tmp_path / "run.jsonl"
+    events = [a for path in files for a in ("--events", str(path))]
+    status, _ = _reasoner_run(
+        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events", str(files[0].parent)]
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 0
+    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    assert "moving 1 keyed engines to the stream's end" in capsys.readouterr().err
+    at_end = {
+        (d["name"], d["args"][0])
+        for d in map(json.loads, expected.read_text(encoding="utf-8").splitlines())
+        if d["end"] == "2021-01-10T23:40:00Z"
+    }
+    for name in ("stale", "recent", "last"):  # (the early stations' too)
+        assert {(name, "KOGD"), (name, "KPVU")} <= at_end
