@@ -74,6 +74,7 @@ from connectors.spark.replay_read import (
     TIMER,
     keyed_events,
     read_task,
+    unread,
 )
 from connectors.spark.runs import formatted_run, merge_runs
 from reasoner.compiler.partition import EventType, Partitioning, analyse
@@ -299,6 +300,7 @@ def _read_keyed(
     task = FilesTask(archive, arities, stage, plan.keys, raw_types, reads, str(runs))
     files = [[(place, path) for place, path, _ in share.files] for share in shares]
     meta = sc.parallelize(files, len(files)).mapPartitionsWithIndex(task).collect()
+    _check_read(meta, runs)
     if any(r[0] == OUT_OF_ORDER for r in meta):
         log("a file is out of time order or unreadable from some row on: reading through a shuffle")
         return None
@@ -365,6 +367,7 @@ def _admit_stream(
     """Run the read and fetch the driver's partition; when a file is not in time order,
     admit the events as ``reasoner run`` merges them (:func:`_admit`)."""
     meta = sc.runJob(shuffled, _meta, [plan.n])
+    _check_read(meta, None)
     if all(r[2].ordered for r in meta if r[0] == FILE):
         return _ordered_stream(meta)
     log("the files are not each in time order: admitting events as reasoner run merges them")
@@ -433,6 +436,16 @@ def _run_keyed(
     if admitted is not None:
         admitted.unpersist()
     _check(runs, [f"{i:05d}" for i in range(plan.n)], failed)
+
+
+def _check_read(meta: list[tuple[Any, ...]], runs: Path | None) -> None:
+    """Raise the error of the first file, in input order, that the read could not read, as
+    ``reasoner run`` does (``runs``: what the tasks wrote there is removed)."""
+    message = unread(meta)
+    if message is not None:
+        if runs is not None:
+            shutil.rmtree(runs, ignore_errors=True)
+        raise ReasonerError(message)
 
 
 def _check(runs: Path, parts: list[str], failed: list[str]) -> None:

@@ -37,6 +37,7 @@ from connectors.spark.replay_read import (
     OUT_OF_ORDER,
     TAKEN,
     TIMER,
+    FileError,
     keyed_events,
     read_labelled,
 )
@@ -66,7 +67,8 @@ class FilesTask:
     written. Gives what the driver needs: the files' counts, the rejects, the input events the
     global stage reads (``raw_types``), and ``(TIMER, P, time or None)``, when its engine next
     has something to do; or ``(OUT_OF_ORDER,)`` (a file out of time order: nothing run, the
-    driver reads the files through the shuffle), or ``(FAILED, error)`` (writing the runs)."""
+    driver reads the files through the shuffle), ``(FAILED, error)`` (writing the runs), or
+    ``(UNREAD, index, message)`` (a file it could not read)."""
 
     archive: Archive
     arities: dict[str, set[int]]
@@ -84,6 +86,12 @@ class FilesTask:
             return iter(self._run(index, files))
 
     def _run(self, index: int, files: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
+        try:
+            return self._read_and_run(index, files)
+        except FileError as error:  # (the driver reports it)
+            return [error.record()]
+
+    def _read_and_run(self, index: int, files: list[tuple[int, str]]) -> list[tuple[Any, ...]]:
         records = read_labelled(self.archive, self.arities, files) if files else iter(())
         if records is None:
             return [(OUT_OF_ORDER,)]

@@ -35,7 +35,7 @@ from connectors.events.inputs import (
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from reasoner.compiler.partition import EventType
-from reasoner.errors import EventError
+from reasoner.errors import EventError, ReasonerError
 from reasoner.runtime.batches import Owners, acceptable, kinds
 from reasoner.runtime.events import Event
 from reasoner.runtime.intake import Intake
@@ -54,6 +54,8 @@ FILE_STRIDE = 1 << 40
 # order, its error on writing its runs).
 EVENT, REJECT, FILE, KEYED, GLOBAL, TAKEN = 0, 1, 2, 3, 4, 5
 TIMER, OUT_OF_ORDER, FAILED = 6, 7, 8
+#: A file a task could not read: ``(UNREAD, its index, the error's message)``.
+UNREAD = 9
 
 #: Where a rejection falls in the files' merge by time (the rejections are written in that
 #: order, as ``reasoner run`` skips them): ``(end, seq, 0, 0)`` for the event ``(end, seq)``
@@ -67,6 +69,27 @@ SHUFFLED = 8192
 
 _MAKE = tuple.__new__
 _args, _end = itemgetter(1), itemgetter(3)
+
+
+class FileError(ReasonerError):
+    """A file a read could not read (unopenable, a broken header): its index among the
+    inputs, and the error's message, which the driver reports as ``reasoner run`` does (the
+    first in input order), not as an executor's traceback (:func:`unread`)."""
+
+    def __init__(self, index: int, error: Exception) -> None:
+        super().__init__(str(error))
+        self.index = index
+
+    def record(self) -> tuple[int, int, str]:
+        """The record telling the driver (:data:`UNREAD`)."""
+        return UNREAD, self.index, str(self)
+
+
+def unread(records: Iterable[tuple[Any, ...]]) -> str | None:
+    """The message of the first file, in input order, that a read could not read, among
+    the read's ``records`` (None: none)."""
+    found = [r for r in records if r[0] == UNREAD]
+    return min(found)[2] if found else None
 
 
 @dataclass(frozen=True)
@@ -92,14 +115,17 @@ def read_task(
     (:func:`route`): ``(partition, record)`` pairs, the young generation collected rarely
     (:func:`~reasoner.runtime.worker.young_collections`) only while the task makes a pair:
     not while it is suspended and its caller (Spark's serializer) runs."""
-    records = route(read_files(archive, arities, files), keys, raw_types, n)
-    while True:
-        # (a pair is a chunk of SHUFFLED events, mostly: two threshold calls per chunk)
-        with young_collections():
-            pair = next(records, None)
-        if pair is None:
-            return
-        yield pair
+    try:
+        records = route(read_files(archive, arities, files), keys, raw_types, n)
+        while True:
+            # (a pair is a chunk of SHUFFLED events, mostly: two threshold calls per chunk)
+            with young_collections():
+                pair = next(records, None)
+            if pair is None:
+                return
+            yield pair
+    except FileError as error:  # (the driver reports it)
+        yield n, error.record()
 
 
 def read_files(
@@ -124,37 +150,47 @@ def read_each(
 ) -> Iterator[tuple[Any, ...]]:
     """:func:`read_files`, a file at a time."""
     for index, path in files:
-        style = TimeStyle()
-        rejects: list[Rejected] = []
-        positions: list[Position] = []
-        rdf = rdf_options(archive.format, archive.rdf_time, archive.program)
-        stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
-        base = index * FILE_STRIDE
-        previous, last, ordered, taken = -math.inf, -math.inf, True, 0
-        after: tuple[Any, int] = (-math.inf, index)  # (the event the file gave last)
-        intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
-        for place, event in enumerate(stream):
-            # (the lines rejected while the reader looked for this event follow the last)
-            yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
-            rejects.clear()
-            end = event[3]
-            if end < previous:
-                ordered = False
-            previous = end
-            reason = intake.rejection(event, -math.inf)
-            if reason is None:
-                last = max(last, end)
-                taken += 1
-                yield EVENT, base + place, event, None
-            else:
-                where = next(p for p in positions if p.holds(event))
-                found = where.rejected(str(EventError(reason, event)))  # as reasoner run says
-                yield EVENT, base + place, event, (found.file, found.line, found.reason)
-            after = (end, base + place)
+        try:
+            yield from _read_one(archive, arities, index, path)
+        except (ReasonerError, OSError) as error:
+            raise FileError(index, error) from error
+
+
+def _read_one(
+    archive: Archive, arities: dict[str, set[int]], index: int, path: str
+) -> Iterator[tuple[Any, ...]]:
+    """:func:`read_each` of one file."""
+    style = TimeStyle()
+    rejects: list[Rejected] = []
+    positions: list[Position] = []
+    rdf = rdf_options(archive.format, archive.rdf_time, archive.program)
+    stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
+    base = index * FILE_STRIDE
+    previous, last, ordered, taken = -math.inf, -math.inf, True, 0
+    after: tuple[Any, int] = (-math.inf, index)  # (the event the file gave last)
+    intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
+    for place, event in enumerate(stream):
+        # (the lines rejected while the reader looked for this event follow the last)
         yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
-        counts = rdf.get("counts")
-        unmatched = 0 if counts is None else counts.unmatched
-        yield FILE, index, FileInfo(ordered, taken, last, style.iso, unmatched)
+        rejects.clear()
+        end = event[3]
+        if end < previous:
+            ordered = False
+        previous = end
+        reason = intake.rejection(event, -math.inf)
+        if reason is None:
+            last = max(last, end)
+            taken += 1
+            yield EVENT, base + place, event, None
+        else:
+            where = next(p for p in positions if p.holds(event))
+            found = where.rejected(str(EventError(reason, event)))  # as reasoner run says
+            yield EVENT, base + place, event, (found.file, found.line, found.reason)
+        after = (end, base + place)
+    yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
+    counts = rdf.get("counts")
+    unmatched = 0 if counts is None else counts.unmatched
+    yield FILE, index, FileInfo(ordered, taken, last, style.iso, unmatched)
 
 
 def read_in_order(
@@ -216,12 +252,13 @@ class _Merged:
     ) -> tuple[_Merged, list[Any]]:
         """The numbering of ``files`` and their readings' events (to merge)."""
         merge = cls(files, at)
-        readings = [
-            read_share(
-                archive.format, Share(path), ReadContext(partial(merge.note, i), arities, {}, style)
-            )
-            for i, ((_, path), style) in enumerate(zip(files, merge.styles, strict=True))
-        ]
+        readings = []
+        for i, ((index, path), style) in enumerate(zip(files, merge.styles, strict=True)):
+            context = ReadContext(partial(merge.note, i), arities, {}, style)
+            try:
+                readings.append(read_share(archive.format, Share(path), context))
+            except (ReasonerError, OSError) as error:
+                raise FileError(index, error) from error
         merge.wheres = [reading.positions[0] for reading in readings]
         return merge, [reading.events for reading in readings]
 

@@ -858,3 +858,36 @@ def test_timers_of_every_kind_due_at_the_streams_end_ring_as_in_reasoner_run(
     }
     for name in ("stale", "recent", "last"):  # (the early stations' too)
         assert {(name, "KOGD"), (name, "KPVU")} <= at_end
+
+
+@pytest.mark.parametrize("case", ["headers broken", "and an empty file"])
+def test_a_file_that_cannot_be_read_is_reported_as_reasoner_run_reports_it(
+    spark: SparkSession, tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two headers broken past their station's line (each file read by its key's task: the
+    # first in input order is reported, not the first task's); an empty file has no key
+    # (the files are read through the shuffle). One line, exit status 1, no traceback.
+    files = generate(tmp_path / "csv", ["KSLC", "KOGD", "KPVU", "KEVW"], 0.5, 11)
+    lines = files[0].read_text(encoding="utf-8").splitlines(keepends=True)
+    files[0].write_text("".join(lines[:7]), encoding="utf-8")  # (KSLC: no units row)
+    text = files[1].read_text(encoding="utf-8")
+    files[1].write_text(text.replace("# LATITUDE", "# LAT"), encoding="utf-8")  # (KOGD)
+    if case == "and an empty file":
+        (tmp_path / "csv" / "KAAA.csv").write_text("", encoding="utf-8")
+    rules = tmp_path / "r.event"
+    rules.write_text(COLD, encoding="utf-8")
+    paths = sorted((tmp_path / "csv").iterdir())
+    events = [a for path in paths for a in ("--events", str(path))]
+    status, stderr = _reasoner_run(
+        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", "-"
+    )
+    assert status == 1
+    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events"]
+    capsys.readouterr()
+    assert main([*argv, str(tmp_path / "csv"), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == stderr.splitlines()[-1]
+    first = "KAAA.csv:0: no column header row" if case == "and an empty file" else "KOGD.csv:1"
+    assert f"csv/{first}" in err[-1]
+    assert ("each keyed task reads the files of its keys" in err) == (case == "headers broken")
+    assert not (tmp_path / "out" / "_runs").exists()
