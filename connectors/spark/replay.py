@@ -13,7 +13,9 @@ The job (docs/scale-out.md, "Spark"):
    task's files together, merged by time, else (or when a file is out of time order) a file at
    a time; the keyed events cross the shuffle as columns, a chunk per partition
    (:func:`~connectors.spark.replay_read.keyed_record`), not a record each. Either way every
-   malformed line is rejected with the same file, line and reason, and each event gets a
+   malformed line is rejected with the same file, line and reason, keyed where it falls in the
+   files' merge (the rejects are written in that order, as ``reasoner run`` skips them), a file
+   that cannot be read is reported as ``reasoner run`` reports it, and each event gets a
    sequence number (its file's index, then its place in the file, or its line when the task
    reads its own files) and is checked as an engine would check it.
 2. **Admit.** ``reasoner run`` merges its files by end time and rejects an event that ends
