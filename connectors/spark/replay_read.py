@@ -167,12 +167,13 @@ def _read_one(
     stream = open_events(path, archive.format, style, rejects.append, rdf, arities, positions)
     base = index * FILE_STRIDE
     previous, last, ordered, taken = -math.inf, -math.inf, True, 0
-    after: tuple[Any, int] = (-math.inf, index)  # (the event the file gave last)
     intake = Intake(arities, archive.max_span, 0)  # (the checks; the admission: _admit)
-    for place, event in enumerate(stream):
-        # (the lines rejected while the reader looked for this event follow the last)
-        yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
-        rejects.clear()
+    place = -1
+    for place, event in enumerate(stream):  # (its last place is read after it)
+        if rejects:  # (found while the reader looked for this event: after the one before)
+            after = (previous, base + place - 1) if place else (-math.inf, index)
+            yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
+            rejects.clear()
         end = event[3]
         if end < previous:
             ordered = False
@@ -186,7 +187,7 @@ def _read_one(
             where = next(p for p in positions if p.holds(event))
             found = where.rejected(str(EventError(reason, event)))  # as reasoner run says
             yield EVENT, base + place, event, (found.file, found.line, found.reason)
-        after = (end, base + place)
+    after = (previous, base + place) if place >= 0 else (-math.inf, index)
     yield from ((REJECT, item, (*after, 1, item.line)) for item in rejects)
     counts = rdf.get("counts")
     unmatched = 0 if counts is None else counts.unmatched
