@@ -148,8 +148,10 @@ def test_files_out_of_time_order_are_admitted_as_reasoner_run_merges_them(
     }
     for name, items in lines.items():
         with open(tmp_path / name, "w", encoding="utf-8") as f:
+            f.write("{\n" if name == "f1.jsonl" else "")  # (malformed, before its first event)
             for event, key, value, time in items:
                 f.write(json.dumps({"name": event, "args": [key, value], "time": time}) + "\n")
+            f.write("not json\n" if name == "f0.jsonl" else "")  # (after its last, at 6)
     paths = [str(tmp_path / name) for name in lines]
     for lateness in ("0", "3"):
         expected = tmp_path / f"run{lateness}.jsonl"
@@ -168,8 +170,11 @@ def test_files_out_of_time_order_are_admitted_as_reasoner_run_merges_them(
         main([*argv, "--lateness", lateness, "--out", str(out)])
         assert (out / "detections.jsonl").read_text() == expected.read_text() != ""
         assert _rejects(out) == _skipped(stderr)
-    assert len(_rejects(tmp_path / "out0")) == 2  # a(2, 1) at 3 and a(1, 1) at 4 are late
-    assert len(_rejects(tmp_path / "out3")) == 1  # a(1, 1) at 4: 5 was released at 8
+    # a(2, 1) at 3 and a(1, 1) at 4 are late; in the order of the merge, with the malformed
+    # lines (f1's first before every event, f0's last after its event at 6: before f1's at 8)
+    lines_of = [line.split(": ")[0][-10:] for line in _rejects(tmp_path / "out0")]
+    assert lines_of == ["f1.jsonl:1", "f0.jsonl:3", "f0.jsonl:5", "f1.jsonl:4"]
+    assert len(_rejects(tmp_path / "out3")) == 3  # a(1, 1) at 4: 5 was released at 8
 
 
 def test_rule_errors_are_reported_before_spark_starts(
