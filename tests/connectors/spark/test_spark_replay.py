@@ -896,3 +896,40 @@ def test_a_file_that_cannot_be_read_is_reported_as_reasoner_run_reports_it(
     assert f"csv/{first}" in err[-1]
     assert ("each keyed task reads the files of its keys" in err) == (case == "headers broken")
     assert not (tmp_path / "out" / "_runs").exists()
+
+
+def test_a_keyed_task_attempted_twice_leaves_the_files_of_one_attempt(tmp_path: Path) -> None:
+    # Spark runs a failed or slow task again: its state, runs and end runs are written aside
+    # and renamed, so a second attempt replaces the first's files whole, and what the driver
+    # reads is one attempt's. (No Spark: the tasks called as Spark calls them.)
+    from connectors.spark.detect import Stage
+    from connectors.spark.replay_keyed import EndTask, FilesTask, check_runs, chunks
+    from connectors.spark.replay_read import TIMER
+    from reasoner.compiler.partition import analyse
+
+    files = generate(tmp_path / "csv", ["KSLC", "KJAC"], 0.5, 11)
+    program = parse(TIMERS)
+    keyed = analyse(program, "unrestricted")
+    stage = Stage(program, keep=keyed.keyed)
+    archive = Archive(tuple(map(str, files)), "mesowest", program)
+    shares = [[(0, str(files[0]))], [(1, str(files[1]))]]
+    found = []
+    for attempts in (1, 2):
+        runs = tmp_path / f"runs{attempts}"
+        runs.mkdir()
+        task = FilesTask(
+            archive, event_arities(program), stage, keyed.key_positions(), set(), set(), str(runs)
+        )
+        for _ in range(attempts):
+            meta = list(task(0, shares))
+        [(_, _, timer)] = [r for r in meta if r[0] == TIMER]
+        assert timer is not None  # (an alarm after the last reading)
+        for _ in range(attempts):
+            assert list(EndTask(stage, timer + 3600, set(), str(runs))([0])) == []
+        check_runs(runs, ["00000", "00000-end"], [])
+        assert sorted(p.name for p in runs.iterdir()) == [
+            "derived-00000", "derived-00000-end", "run-00000", "run-00000-end", "state-00000"
+        ]  # fmt: skip
+        found.append([list(chunks(runs / name)) for name in ("run-00000", "run-00000-end")])
+    assert found[0] == found[1]
+    assert len(found[0][0]) > 0 and len(found[0][1]) > 0
