@@ -29,7 +29,7 @@ from connectors.events.inputs import REGISTRY, ReadContext, Share, read_share
 from connectors.events.rejects import Position, Rejected
 from connectors.events.times import TimeStyle
 from reasoner.compiler.partition import Partitioning
-from reasoner.errors import ReasonerError
+from reasoner.errors import EventError, ReasonerError
 from reasoner.runtime.batches import key_owner
 from reasoner.runtime.events import Event
 from reasoner.runtime.shares import Chunk, Note, NoteKey
@@ -152,11 +152,11 @@ class FileReader:
             for start in range(0, len(events), size):
                 notes, self.notes = self.notes, []
                 # (rare: the note of a refused event found from the block when asked)
-                refuse = partial(_refused, paths, files, lines, start)
+                refuse = partial(_refused, paths, files, lines, events, start)
                 yield Chunk(events[start : start + size], seqs[start : start + size], notes, refuse)
         if self.notes:  # (after the last event)
             notes, self.notes = self.notes, []
-            yield Chunk([], [], notes, partial(_refused, paths, [], [], 0))
+            yield Chunk([], [], notes, partial(_refused, paths, [], [], [], 0))
 
 
 class _Empty:
@@ -169,8 +169,16 @@ class _Empty:
 
 
 def _refused(
-    paths: list[str], files: list[int], lines: list[int], start: int, index: int, reason: str
+    paths: list[str],
+    files: list[int],
+    lines: list[int],
+    events: list[Event],
+    start: int,
+    index: int,
+    reason: str,
 ) -> Note:
-    """The note of the event ``index`` of the chunk at ``start`` of a block (its files' and
-    lines' lists) refused: its file and line."""
-    return ("refused", Rejected(paths[files[start + index]], lines[start + index], reason))
+    """The note of the event ``index`` of the chunk at ``start`` of a block (its files',
+    lines' and events' lists) refused: its file and line, and the reason as one process
+    reports it (the EventError's text, the event with it)."""
+    at = start + index
+    return ("refused", Rejected(paths[files[at]], lines[at], str(EventError(reason, events[at]))))

@@ -236,3 +236,26 @@ def test_a_file_the_router_cannot_divide_fails_as_in_one_process(
     )
     assert two[3] == 0 and one[0] != 0 and str(bad) in one[2]
     assert two[:3] == one[:3]
+
+
+def test_readings_the_engine_refuses_are_reported_as_one_process_reports_them(
+    archive: tuple[list[str], Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (readings of another arity than the rules': every one refused by the engine's checks,
+    # with its file, line and the EventError's text, the event with it)
+    paths, _ = archive
+    rules = tmp_path / "odd.event"
+    rules.write_text("odd(S) <- sensor_reading(S, T, V).\n")
+    events = [arg for path in paths[:3] for arg in ("--events", path)]
+    argv = ["run", str(rules), "--format", "mesowest", *events]
+    status, _, err, read = run_reading(
+        capsys, monkeypatch, [*argv, "--workers", "2"], tmp_path / "a.jsonl"
+    )
+    assert read == 1 and status == 3
+    single = run_reading(capsys, monkeypatch, argv, tmp_path / "b.jsonl")
+    assert single[0] == status
+    assert single[2] == err
+    assert "sensor_reading takes 3 argument(s), not 9: Event(" in err
