@@ -289,7 +289,7 @@ def station_of(path: str | Path) -> str:
         >>> station_of("data/mesowest/sample/KSLC.csv")
         'KSLC'
     """
-    ident = ""
+    ident, rows = "", 0
     try:
         with open(path, encoding="utf-8", newline="") as stream:
             for line in stream:
@@ -298,7 +298,9 @@ def station_of(path: str | Path) -> str:
                     if match and match["key"].upper() == "STATION":  # (the last one counts)
                         ident = match["value"].strip()
                 elif line.strip():
-                    break
+                    rows += 1
+                    if rows == 2:  # (the units row: the header ends, as MesoWestFile reads it)
+                        break
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"{path}: cannot read MesoWest file: {exc}") from exc
     if not ident:

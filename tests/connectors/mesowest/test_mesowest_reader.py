@@ -220,9 +220,12 @@ def test_the_station_of_a_header_is_the_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("# STATION: K\nStation_ID,Date_Time\n")  # (no units row: found when read)
     assert station_of(bad) == "K"
-    bad.write_text("# LATITUDE: 1\nStation_ID,Date_Time\n# STATION: K\n,\n")
+    bad.write_text("# LATITUDE: 1\nStation_ID,Date_Time\n,\n")
     with pytest.raises(InputFormatError, match="lacks the '# STATION"):
         station_of(bad)
+    # (a header line between the column row and the units row is the header's too)
+    late = _file(tmp_path, "K0", "Station_ID,Date_Time\n# STATION: K3\n,\nK3,2021-01-10T00:00Z\n")
+    assert station_of(late) == MesoWestFile(late).station.id == "K3"
     with pytest.raises(InputFormatError, match="cannot read MesoWest file"):
         station_of(tmp_path / "absent.csv")
 
