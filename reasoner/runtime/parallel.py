@@ -327,7 +327,8 @@ class ParallelEngine:
         if merge.opened():
             self._pool.post(("skip",))
             return None
-        merge.held.rows, self._pending = self._pending, []
+        merge.hold(self._pending)
+        self._pending = []
         return self._merged(merge, on_note)
 
     def _merged(self, merge: ShareMerge, on_note: Callable[[Note], None]) -> Generator[list[Event]]:

@@ -77,11 +77,37 @@ class Source(Protocol):
 class _Held:
     """What the router holds, not run yet: by end (see :meth:`ShareMerge._run`)."""
 
-    rows: list[tuple[Any, Event]] = field(default_factory=list)  # (order key, detection)
+    #: sorted runs of (order key, detection), in the order they came (see :meth:`cut`)
+    rows: list[list[tuple[Any, Event]]] = field(default_factory=list)
     raw: list[tuple[int, Event]] = field(default_factory=list)
     derived: list[Derived] = field(default_factory=list)
     notes: list[tuple[NoteKey, Note]] = field(default_factory=list)
     errors: list[tuple[int, ReasonerError]] = field(default_factory=list)
+
+    def cut(self, bound: Any) -> list[tuple[Any, Event]]:
+        """The rows ending before ``bound``, in the defined order (equal keys in the order
+        they came), taken out. Only those are sorted: each run is cut where ``bound`` falls
+        and keeps its rest as it is (a worker ahead of the other holds many runs, and
+        sorting them all again at every bound cost the router a second or more).
+
+        >>> held = _Held(rows=[[((1,), "a"), ((3,), "c")], [((1,), "b"), ((2,), "d")]])
+        >>> held.cut(3), held.rows
+        ([((1,), 'a'), ((1,), 'b'), ((2,), 'd')], [[((3,), 'c')]])
+        """
+        taken: list[tuple[Any, Event]] = []
+        kept = []
+        for run in self.rows:
+            cut = bisect_left(run, bound, key=_key_end)
+            if cut == len(run):
+                taken += run
+            elif cut:
+                taken += run[:cut]
+                kept.append(run[cut:])
+            else:
+                kept.append(run)
+        self.rows = kept
+        taken.sort(key=_first)  # (sorted runs: one merge)
+        return taken
 
 
 _first = itemgetter(0)
@@ -166,7 +192,8 @@ class ShareMerge:
         rules, held = self.rules, self.held
         self.counts["events_in"] += taken
         self.counts["rejected"] += sum(1 for _, (kind, _) in notes if kind == "refused")
-        held.rows += [(key, revive(d, rules)) for key, d in run]
+        if run:
+            held.rows.append([(key, revive(d, rules)) for key, d in run])
         for seq, plain, at in feed:
             if seq < 0 or at is None:  # a timer's events, each run at its own end
                 held.derived += [(seq, [revive(d, rules)], None) for d in plain]
@@ -203,18 +230,22 @@ class ShareMerge:
             held.notes = notes[cut:]
             for _, note in notes[:cut]:
                 on_note(note)
-        rows = sorted(held.rows, key=_first)  # (sorted runs: one merge)
-        cut = bisect_left(rows, bound, key=_key_end)
-        held.rows = rows[cut:]
-        out = list(unique(d for _, d in rows[:cut]))
+        out = list(unique(d for _, d in held.cut(bound)))
         self.counts["detections"] += len(out)
         if held.errors:
             held.errors.sort(key=_first)
             raise held.errors.pop(0)[1]
         return out
 
+    def hold(self, rows: list[tuple[Any, Event]]) -> None:
+        """Hold ``rows``, ``(order key, detection)`` not final yet, before what the workers
+        send."""
+        if rows:
+            self.held.rows.insert(0, sorted(rows, key=_first))
+
     def _global(self, found: list[Event]) -> None:
-        self.held.rows += [(order_key(d), d) for d in found]
+        if found:
+            self.held.rows.append(sorted(((order_key(d), d) for d in found), key=_first))
 
 
 def _end(item: Derived) -> Any:
