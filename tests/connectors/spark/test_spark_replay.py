@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -684,6 +684,45 @@ def test_a_read_task_raises_the_gc_threshold_only_while_it_runs(tmp_path: Path) 
     assert len(pairs) > 1
 
 
+def _ending_early(
+    spark: SparkSession,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    rules: str,
+    seed: int,
+    cut: Callable[[list[int]], int],
+) -> tuple[list[Path], int, str]:
+    """Four stations over a day, the files of the keyed task of ``KOGD`` cut at the row
+    ``cut(their rows' indexes)`` gives, run through ``rules`` by ``spark replay``, its
+    detections checked equal to ``reasoner run --workers 2``'s. Returns the files, the early
+    task and what ``spark replay`` logged."""
+    from reasoner.runtime.batches import key_owner
+
+    stations = ["KSLC", "KOGD", "KPVU", "KJAC"]
+    files = generate(tmp_path / "csv", stations, 1, seed)
+    early = key_owner("KOGD", spark.sparkContext.defaultParallelism)
+    for path, station in zip(files, stations, strict=True):
+        if key_owner(station, spark.sparkContext.defaultParallelism) == early:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            rows = [i for i, line in enumerate(lines) if line.startswith(station)]
+            path.write_text("".join(lines[: cut(rows)]), encoding="utf-8")
+    assert {key_owner(s, 2) for s in stations} == {0, 1}
+    (tmp_path / "r.event").write_text(rules, encoding="utf-8")
+    expected = tmp_path / "run.jsonl"
+    events = [a for path in files for a in ("--events", str(path))]
+    rule_file = str(tmp_path / "r.event")
+    status, _ = _reasoner_run(
+        rule_file, "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
+    )
+    assert status == 0
+    out = tmp_path / "out"
+    argv = ["spark", "replay", rule_file, "--format", "mesowest", "--events", str(tmp_path / "csv")]
+    capsys.readouterr()
+    assert main([*argv, "--out", str(out)]) == 0
+    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
+    return files, early, capsys.readouterr().err
+
+
 def test_keyed_engines_whose_files_end_early_move_to_the_streams_end(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -691,45 +730,23 @@ def test_keyed_engines_whose_files_end_early_move_to_the_streams_end(
     rings before the stream's end (another task's files go on) rings in a second step."""
     from reasoner.runtime.batches import key_owner
 
-    stations = ["KSLC", "KOGD", "KPVU", "KJAC"]
-    files = generate(tmp_path / "csv", stations, 1, 3)
-    early = key_owner(stations[0], spark.sparkContext.defaultParallelism)
-    for path, station in zip(files, stations, strict=True):
-        if key_owner(station, spark.sparkContext.defaultParallelism) == early:  # half a day
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            rows = [i for i, line in enumerate(lines) if line.startswith(station)]
-            path.write_text("".join(lines[: rows[len(rows) // 2]]), encoding="utf-8")
-    rules = tmp_path / "stale.event"
-    rules.write_text(
-        "exceptionAlarm(stale(S, T), 3600) <- sensor_reading(S, T, _, _, _, _, _, _, _).\n"
+    rules = "exceptionAlarm(stale(S, T), 3600) <- sensor_reading(S, T, _, _, _, _, _, _, _).\n"
+    files, early, log = _ending_early(
+        spark,
+        tmp_path,
+        capsys,
+        rules,
+        3,
+        lambda rows: rows[len(rows) // 2],  # half a day
     )
-    expected = tmp_path / "run.jsonl"
-    events = [a for path in files for a in ("--events", str(path))]
-    status, _ = _reasoner_run(
-        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
-    )
-    assert status == 0
-    out = tmp_path / "out"
-    capsys.readouterr()
-    argv = [
-        "spark",
-        "replay",
-        str(rules),
-        "--format",
-        "mesowest",
-        "--events",
-        str(tmp_path / "csv"),
-    ]
-    assert main([*argv, "--out", str(out)]) == 0
-    assert "moving 1 keyed engines to the stream's end" in capsys.readouterr().err
-    found = (out / "detections.jsonl").read_text(encoding="utf-8")
-    assert found == expected.read_text(encoding="utf-8")
+    assert "moving 1 keyed engines to the stream's end" in log
+    found = (tmp_path / "out" / "detections.jsonl").read_text(encoding="utf-8")
     # every alarm of the early stations rang: the last ones after their tasks' last readings
     rang = [json.loads(line)["args"][0] for line in found.splitlines()]
-    for path, station in zip(files, stations, strict=True):
-        if key_owner(station, spark.sparkContext.defaultParallelism) == early:
-            readings = path.read_text(encoding="utf-8").count(f"\n{station},")
-            assert rang.count(station) == readings > 0
+    for path in files:
+        if key_owner(path.stem, spark.sparkContext.defaultParallelism) == early:
+            readings = path.read_text(encoding="utf-8").count(f"\n{path.stem},")
+            assert rang.count(path.stem) == readings > 0
 
 
 def _insert_row(path: Path, station: str, at: int, row: str) -> None:
@@ -831,34 +848,11 @@ def test_timers_of_every_kind_due_at_the_streams_end_ring_as_in_reasoner_run(
     """The stations of one keyed task end a reading before the others (23:20): its engine's
     next timers (an alarm, a reading leaving the count's window, the time point) are due at
     the stream's end exactly, and ring there in the second step."""
-    from reasoner.runtime.batches import key_owner
-
-    stations = ["KSLC", "KOGD", "KPVU", "KJAC"]
-    files = generate(tmp_path / "csv", stations, 1, 11)
-    early = key_owner("KOGD", spark.sparkContext.defaultParallelism)
-    for path, station in zip(files, stations, strict=True):
-        if key_owner(station, spark.sparkContext.defaultParallelism) == early:
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            rows = [i for i, line in enumerate(lines) if line.startswith(station)]
-            path.write_text("".join(lines[: rows[-1]]), encoding="utf-8")
-    assert {key_owner(s, 2) for s in stations} == {0, 1}
-    rules = tmp_path / "timers.event"
-    rules.write_text(TIMERS, encoding="utf-8")
-    expected = tmp_path / "run.jsonl"
-    events = [a for path in files for a in ("--events", str(path))]
-    status, _ = _reasoner_run(
-        str(rules), "--format", "mesowest", *events, "--workers", "2", "--output", str(expected)
-    )
-    assert status == 0
-    out = tmp_path / "out"
-    argv = ["spark", "replay", str(rules), "--format", "mesowest", "--events", str(files[0].parent)]
-    capsys.readouterr()
-    assert main([*argv, "--out", str(out)]) == 0
-    assert (out / "detections.jsonl").read_bytes() == expected.read_bytes()
-    assert "moving 1 keyed engines to the stream's end" in capsys.readouterr().err
+    _, _, log = _ending_early(spark, tmp_path, capsys, TIMERS, 11, lambda rows: rows[-1])
+    assert "moving 1 keyed engines to the stream's end" in log
     at_end = {
         (d["name"], d["args"][0])
-        for d in map(json.loads, expected.read_text(encoding="utf-8").splitlines())
+        for d in map(json.loads, (tmp_path / "run.jsonl").read_text().splitlines())
         if d["end"] == "2021-01-10T23:40:00Z"
     }
     for name in ("stale", "recent", "last"):  # (the early stations' too)
