@@ -229,9 +229,10 @@ def read_labelled(
 class _Merged:
     """Numbering the events of files merged by time: each event's file found by its key (the
     argument at ``at``: a file holds one key) and its reader's position (naming the event it
-    yielded last, and its line), its sequence number its file's index and its place there.
-    The readers' rejections are keyed (:data:`NoteKey`) after the event the merge gave last
-    when it hands them over: the one their file gave before them, as in ``reasoner run``."""
+    yielded last, and its line), its sequence number its file's index and its place there
+    (:meth:`labelled`: its line). The readers' rejections are keyed (:data:`NoteKey`) after
+    the event the merge gave last when it hands them over: the one their file gave before
+    them, as in ``reasoner run``."""
 
     def __init__(self, files: list[tuple[int, str]], at: int) -> None:
         self.files, self.at = files, at
