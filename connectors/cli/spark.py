@@ -20,13 +20,16 @@ function here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
@@ -371,7 +374,7 @@ def replay(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ReasonerError(f"{out}: not a folder")
-    with graceful_stop() as stop:
+    with graceful_stop() as stop, _told_once(stop):
         try:
             return _replay(args, program, files, out, stop)
         except Interrupted:
@@ -403,7 +406,7 @@ def _replay(
         sc = get_context(master=args.master, quick_start=True)  # (no Spark SQL: RDDs only)
         knowledge = built.result()
     stop.install()  # (starting, Spark's context set a SIGINT handler of its own)
-    stop.on_signal(sc.cancelAllJobs)  # (the main thread waits in one)
+    stop.on_signal(lambda: _beside(sc.cancelAllJobs))  # (the main thread waits in one)
     archive = Archive(files, args.format, program, args.rdf_time, args.max_span)
     result = replay(
         sc,
@@ -439,6 +442,32 @@ def _knowledge(args: argparse.Namespace, program: Any) -> Any:
     """With --knowledge/--store: the knowledge, built once here (as reasoner run builds it)."""
     kb = knowledge_base(args, program, progress=True)
     return None if kb is None else kb.current()
+
+
+@contextlib.contextmanager
+def _told_once(stop: GracefulStop) -> Iterator[None]:
+    """Drop, once a stop signal came, the report py4j logs (with a traceback) of the call into
+    the JVM that the signal interrupted: the command says it was stopped (``terminated``)."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        caught = record.exc_info[0] if record.exc_info else None
+        return not (stop.requested and caught is not None and issubclass(caught, Interrupted))
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+
+
+def _beside(call: Callable[[], object]) -> None:
+    """Run ``call`` (a call into the JVM) in a thread of its own and wait for it: a stop
+    signal's handler runs in the main thread, which may be inside a call into the JVM, and
+    py4j would send a call made there on that same connection, busy reading its answer."""
+    thread = threading.Thread(target=call, name="cancel-jobs", daemon=True)
+    thread.start()
+    thread.join(timeout=30)
 
 
 def _write(out: Path, fmt: str, lines: Any, iso: bool) -> int:
